@@ -1,0 +1,404 @@
+#include "engine/gpu_engine.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "ipc/gpu_ipc.h"
+#include "topo/gpu_topo.h"
+
+#define GPU_CUDA_CHECK(call, label)                                                    \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (cudaSuccess != e_) {                                                       \
+            GPU_ERROR("%s: %s", #call, cudaGetErrorString(e_));                        \
+            st = GPU_ERR_CUDA;                                                         \
+            goto label;                                                                \
+        }                                                                              \
+    } while (0)
+
+struct gpu_engine_comm {
+    int rank;
+    int nranks;
+    int device;
+    int broken;
+    gpu_engine_params_t p;
+    gpu_topo_comm_t topo;
+    const gpu_transport_ops_t *tr;
+    char *scratch;
+    char *peer_base[GPU_MAX_PEERS];
+    size_t ll_off, ll_slot, ts_off, ts_block;
+    cudaStream_t stream;
+    gpu_kernel_error_t *err_host;
+    gpu_kernel_error_t *err_dev;
+    unsigned long long seq;
+    unsigned long long oneshot_calls;
+};
+
+typedef struct {
+    int32_t status;
+    int32_t pad;
+    gpu_ipc_handle_t handle;
+} gpu_boot_handle_t;
+
+static double gpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static size_t gpu_round_up(size_t x, size_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+/* Every rank learns whether all succeeded; the allgather count is the
+ * same on every path so no rank is left waiting in a bootstrap step. */
+static gpu_status_t gpu_engine_agree(const gpu_boot_ops_t *ops, void *ctx, int nranks,
+                                     gpu_status_t mine)
+{
+    int32_t s = (int32_t) mine, *all = malloc(sizeof(int32_t) * (size_t) nranks);
+    gpu_status_t st = GPU_OK;
+    int i;
+
+    if (NULL == all) {
+        return GPU_ERR_NO_MEMORY;
+    }
+    if (GPU_OK != ops->allgather(ctx, &s, all, sizeof(s))) {
+        free(all);
+        return GPU_ERR_BOOTSTRAP;
+    }
+    for (i = 0; i < nranks; ++i) {
+        if (GPU_OK != all[i]) {
+            st = (gpu_status_t) all[i];
+        }
+    }
+    free(all);
+    return st;
+}
+
+static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
+{
+    size_t n = (size_t) c->nranks, cap;
+
+    c->ll_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
+    c->ll_slot = gpu_round_up(c->p.oneshot_max_bytes, 256);
+    c->ts_off = gpu_round_up(c->ll_off + 2 * n * c->ll_slot, 4096);
+    cap = c->p.twoshot_scratch / (size_t) c->p.nblocks / (2 * n);
+    cap = cap / 4096 * 4096;
+    if (cap < 4096) {
+        cap = 4096;
+    }
+    c->ts_block = cap * 2 * n;
+    *total = c->ts_off + c->ts_block * (size_t) c->p.nblocks;
+}
+
+static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
+{
+    gpu_status_t st = GPU_OK;
+    size_t total;
+
+    gpu_engine_layout(c, &total);
+    GPU_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), err_out);
+    GPU_CUDA_CHECK(cudaHostAlloc((void **) &c->err_host, sizeof(*c->err_host), cudaHostAllocMapped),
+                   err_stream);
+    memset(c->err_host, 0, sizeof(*c->err_host));
+    GPU_CUDA_CHECK(cudaHostGetDevicePointer((void **) &c->err_dev, c->err_host, 0), err_host);
+    GPU_CUDA_CHECK(cudaMalloc((void **) &c->scratch, total), err_host);
+    GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch, 0, c->ts_off, c->stream), err_scratch);
+    GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), err_scratch);
+    st = c->tr->export_mem(c->scratch, handle);
+    if (GPU_OK != st) {
+        goto err_scratch;
+    }
+    GPU_LOG(10, "rank %d: scratch %zu bytes on device %d (one-shot slot %zu, two-shot block %zu)",
+            c->rank, total, c->device, c->ll_slot, c->ts_block);
+    return GPU_OK;
+
+err_scratch:
+    cudaFree(c->scratch);
+    c->scratch = NULL;
+err_host:
+    cudaFreeHost(c->err_host);
+    c->err_host = NULL;
+err_stream:
+    cudaStreamDestroy(c->stream);
+    c->stream = NULL;
+err_out:
+    return st;
+}
+
+static void gpu_engine_release(gpu_engine_comm_t *c)
+{
+    int i;
+    for (i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
+        if (i != c->rank && NULL != c->peer_base[i]) {
+            c->tr->release_mem(c->peer_base[i]);
+        }
+        c->peer_base[i] = NULL;
+    }
+    if (NULL != c->scratch) {
+        (void) cudaFree(c->scratch);
+    }
+    if (NULL != c->err_host) {
+        (void) cudaFreeHost(c->err_host);
+    }
+    if (NULL != c->stream) {
+        (void) cudaStreamDestroy(c->stream);
+    }
+}
+
+static gpu_status_t gpu_engine_map_peers(gpu_engine_comm_t *c, const gpu_boot_handle_t *all)
+{
+    gpu_status_t st = GPU_OK;
+    int i;
+    for (i = 0; i < c->nranks; ++i) {
+        if (i == c->rank) {
+            c->peer_base[i] = c->scratch;
+            continue;
+        }
+        st = c->tr->import_mem(&all[i].handle, (void **) &c->peer_base[i]);
+        if (GPU_OK != st) {
+            GPU_ERROR("rank %d: cannot map scratch of rank %d", c->rank, i);
+            break;
+        }
+    }
+    return st;
+}
+
+gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int nranks,
+                                    const gpu_engine_params_t *params, gpu_engine_comm_t **comm)
+{
+    gpu_engine_comm_t *c;
+    gpu_topo_rank_info_t mine, *infos = NULL;
+    gpu_boot_handle_t hmine, *handles = NULL;
+    gpu_status_t st, local;
+
+    c = calloc(1, sizeof(*c));
+    infos = calloc((size_t) nranks, sizeof(*infos));
+    handles = calloc((size_t) nranks, sizeof(*handles));
+    if (NULL == c || NULL == infos || NULL == handles) {
+        st = GPU_ERR_NO_MEMORY;
+        goto out_free;
+    }
+    c->rank = rank;
+    c->nranks = nranks;
+    c->p = *params;
+    c->tr = &gpu_ipc_cuda_ops;
+    if (c->p.nblocks < 1 || c->p.nblocks > GPU_MAX_BLOCKS) {
+        c->p.nblocks = GPU_MAX_BLOCKS < 32 ? GPU_MAX_BLOCKS : 32;
+    }
+    if (c->p.oneshot_blocks < 1 || c->p.oneshot_blocks > GPU_MAX_BLOCKS) {
+        c->p.oneshot_blocks = 4;
+    }
+
+    /* step 1: who drives which GPU where */
+    memset(&mine, 0, sizeof(mine));
+    local = (cudaSuccess == cudaGetDevice(&c->device)) ? gpu_topo_local_info(c->device, &mine)
+                                                        : GPU_ERR_CUDA;
+    st = gpu_engine_agree(ops, ctx, nranks, local);
+    if (GPU_OK != st) {
+        goto out_free;
+    }
+    if (GPU_OK != ops->allgather(ctx, &mine, infos, sizeof(mine))) {
+        st = GPU_ERR_BOOTSTRAP;
+        goto out_free;
+    }
+    st = gpu_topo_build(infos, nranks, rank, gpu_topo_cuda_can_access, &c->topo);
+    /* peer-access answers come from each process; agree on them */
+    st = gpu_engine_agree(ops, ctx, nranks,
+                          (GPU_OK == st && nranks <= GPU_MAX_PEERS && c->tr->can_connect(&c->topo))
+                              ? GPU_OK : GPU_ERR_UNSUPPORTED);
+    if (GPU_OK != st) {
+        GPU_LOG(1, "rank %d: %d ranks, one host %d, peer access %d: device buffers are staged",
+                rank, nranks, c->topo.all_on_one_host, c->topo.p2p_all);
+        goto out_free;
+    }
+
+    /* step 2: scratch, exported to every peer */
+    memset(&hmine, 0, sizeof(hmine));
+    hmine.status = gpu_engine_alloc_local(c, &hmine.handle);
+    if (GPU_OK != ops->allgather(ctx, &hmine, handles, sizeof(hmine))) {
+        st = GPU_ERR_BOOTSTRAP;
+        goto out_release;
+    }
+    for (int i = 0; i < nranks; ++i) {
+        if (GPU_OK != handles[i].status) {
+            st = (gpu_status_t) handles[i].status;
+            goto out_release;
+        }
+    }
+
+    /* step 3: map every peer's scratch */
+    st = gpu_engine_agree(ops, ctx, nranks, gpu_engine_map_peers(c, handles));
+    if (GPU_OK != st) {
+        goto out_release;
+    }
+    GPU_LOG(1, "rank %d/%d: device %d (%s), %d local ranks on %d GPUs, transport %s",
+            rank, nranks, c->device, mine.busid, c->topo.local_size, c->topo.ndevices,
+            c->tr->name);
+    free(handles);
+    free(infos);
+    *comm = c;
+    return GPU_OK;
+
+out_release:
+    gpu_engine_release(c);
+out_free:
+    free(handles);
+    free(infos);
+    free(c);
+    return st;
+}
+
+void gpu_engine_comm_destroy(gpu_engine_comm_t *c)
+{
+    if (NULL == c) {
+        return;
+    }
+    if (NULL != c->stream) {
+        (void) cudaStreamSynchronize(c->stream);
+    }
+    gpu_engine_release(c);
+    free(c);
+}
+
+int gpu_engine_device(const gpu_engine_comm_t *c)
+{
+    return c->device;
+}
+
+gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *c, size_t bytes)
+{
+    if (GPU_ALGO_AUTO != c->p.algo) {
+        return (GPU_ALGO_ONESHOT == c->p.algo && bytes > c->ll_slot) ? GPU_ALGO_TWOSHOT : c->p.algo;
+    }
+    return bytes <= c->p.oneshot_max_bytes ? GPU_ALGO_ONESHOT : GPU_ALGO_TWOSHOT;
+}
+
+/* Bounded host wait: the kernel bounds its own waits, this catches a
+ * kernel that never got scheduled. */
+typedef struct {
+    unsigned long long seq;
+    size_t count;
+    gpu_op_t op;
+    gpu_dtype_t dt;
+} gpu_call_desc_t;
+
+static const char *gpu_call_str(const gpu_call_desc_t *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "allreduce #%llu (count %zu, %s, %s)", d->seq, d->count,
+             gpu_dtype_name(d->dt), gpu_op_name(d->op));
+    return buf;
+}
+
+static gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const gpu_call_desc_t *d)
+{
+    char what[160];
+    const double deadline = gpu_now() + 2.0 * c->p.timeout_s + 5.0;
+    cudaError_t e;
+    unsigned spins = 0;
+
+    while (cudaErrorNotReady == (e = cudaStreamQuery(c->stream))) {
+        if (0 == (++spins & 1023) && gpu_now() > deadline) {
+            GPU_ERROR("rank %d: %s still running after %.0f s; giving up", c->rank,
+                      gpu_call_str(d, what, sizeof(what)),
+                      gpu_now() - deadline + 2.0 * c->p.timeout_s + 5.0);
+            c->broken = 1;
+            return GPU_ERR_TIMEOUT;
+        }
+    }
+    if (cudaSuccess != e) {
+        GPU_ERROR("rank %d: %s failed: %s", c->rank, gpu_call_str(d, what, sizeof(what)),
+                  cudaGetErrorString(e));
+        c->broken = 1;
+        return GPU_ERR_CUDA;
+    }
+    if (c->err_host->raised) {
+        static const char *stages[] = { "one-shot", "reduce-scatter", "all-gather" };
+        GPU_ERROR("rank %d: %s timed out after %.1f s waiting for rank %d (block %d, %s stage, "
+                  "flag %llu, last seen %llu)", c->rank, gpu_call_str(d, what, sizeof(what)), c->p.timeout_s, c->err_host->peer,
+                  c->err_host->block,
+                  (unsigned) c->err_host->stage < 3 ? stages[c->err_host->stage] : "?",
+                  c->err_host->expected, c->err_host->seen);
+        c->broken = 1;
+        return GPU_ERR_TIMEOUT;
+    }
+    return GPU_OK;
+}
+
+gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *out, size_t count,
+                                  gpu_op_t op, gpu_dtype_t dt)
+{
+    const size_t esize = gpu_dtype_size(dt), bytes = count * esize;
+    gpu_allreduce_args_t a;
+    gpu_algo_t algo;
+    gpu_status_t st;
+    gpu_call_desc_t d = { c->seq + 1, count, op, dt };
+    int dev = -1;
+
+    if (c->broken) {
+        return GPU_ERR_INVALID;
+    }
+    if (0 == count) {
+        return GPU_OK;
+    }
+    if (!gpu_kernel_supported(op, dt) || cudaSuccess != cudaGetDevice(&dev) || dev != c->device) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    if (1 == c->nranks) {
+        if (in != out) {
+            cudaError_t e = cudaMemcpyAsync(out, in, bytes, cudaMemcpyDefault, c->stream);
+            if (cudaSuccess != e) {
+                char what[160];
+                GPU_ERROR("%s: cudaMemcpyAsync: %s", gpu_call_str(&d, what, sizeof(what)),
+                          cudaGetErrorString(e));
+                return GPU_ERR_CUDA;
+            }
+        }
+        return gpu_engine_wait(c, &d);
+    }
+
+    memset(&a, 0, sizeof(a));
+    a.in = in;
+    a.out = out;
+    a.count = count;
+    a.nranks = c->nranks;
+    a.rank = c->rank;
+    a.nthreads = c->p.nthreads;
+    memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
+    a.ll_off = c->ll_off;
+    a.ll_slot_bytes = c->ll_slot;
+    a.ts_off = c->ts_off;
+    a.ts_block_bytes = c->ts_block;
+    a.seq = ++c->seq;
+    a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
+    a.err = c->err_dev;
+
+    algo = gpu_engine_choose(c, bytes);
+    if (GPU_ALGO_ONESHOT == algo) {
+        a.nblocks = c->p.oneshot_blocks;
+        a.ll_buf = (int) (c->oneshot_calls++ & 1);
+    } else {
+        const size_t n = (size_t) c->nranks, cap = c->ts_block / (2 * n);
+        size_t shard = gpu_round_up((bytes + n * (size_t) c->p.nblocks - 1) /
+                                    (n * (size_t) c->p.nblocks), 16);
+        size_t nchunks;
+        shard = shard < cap ? shard : cap;
+        nchunks = (bytes + shard * n - 1) / (shard * n);
+        a.ts_shard_bytes = shard;
+        a.nblocks = (int) (nchunks < (size_t) c->p.nblocks ? nchunks : (size_t) c->p.nblocks);
+    }
+    GPU_LOG(20, "allreduce #%llu count %zu: %s, %d blocks", a.seq, count, GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot",
+            a.nblocks);
+    st = gpu_kernel_allreduce(algo, op, dt, &a, c->stream);
+    if (GPU_OK != st) {
+        return st;
+    }
+    return gpu_engine_wait(c, &d);
+}

@@ -1,0 +1,313 @@
+/*
+ * One-shot and two-shot allreduce kernels (see gpu_kernels.h for the
+ * scratch layout and the synchronisation protocol).
+ */
+#include <cuda_runtime.h>
+
+#include "gpu_kernels.h"
+#include "gpu_reduce_ops.h"
+
+namespace {
+
+constexpr int kUnroll = 4;
+
+__device__ __forceinline__ unsigned long long ld_acquire_sys(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_release_sys(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long globaltimer()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ unsigned long long *flag_ptr(char *base, int block, int stage, int src)
+{
+    size_t idx = ((size_t) block * GPU_FLAG_STAGES + stage) * GPU_MAX_PEERS + src;
+    return reinterpret_cast<unsigned long long *>(base) + idx;
+}
+
+/*
+ * Cross-rank barrier of block blockIdx.x with the same block on every
+ * rank.  Thread p signals peer p, then waits for peer p's signal, bounded.
+ * Returns false (in every thread) when some peer did not arrive.
+ */
+__device__ bool block_barrier(const gpu_allreduce_args_t &a, int stage, unsigned long long v)
+{
+    __shared__ int failed;
+    const int t = threadIdx.x;
+    if (t == 0) {
+        failed = 0;
+    }
+    __syncthreads();
+    if (t < a.nranks) {
+        __threadfence_system();
+        st_release_sys(flag_ptr(a.peer_base[t], blockIdx.x, stage, a.rank), v);
+        const unsigned long long *f = flag_ptr(a.peer_base[a.rank], blockIdx.x, stage, t);
+        const unsigned long long start = globaltimer();
+        unsigned long long seen;
+        while ((seen = ld_acquire_sys(f)) < v) {
+            if (globaltimer() - start > a.timeout_ns) {
+                if (0 == atomicCAS_system(&a.err->raised, 0, 1)) {
+                    a.err->peer = t;
+                    a.err->block = blockIdx.x;
+                    a.err->stage = stage;
+                    a.err->expected = v;
+                    a.err->seen = seen;
+                    __threadfence_system();
+                }
+                failed = 1;
+                break;
+            }
+        }
+    }
+    __syncthreads();
+    return 0 == failed;
+}
+
+template <int U> struct unit;
+template <> struct unit<16> { typedef uint4 type; };
+template <> struct unit<8> { typedef unsigned long long type; };
+template <> struct unit<4> { typedef unsigned int type; };
+template <> struct unit<2> { typedef unsigned short type; };
+template <> struct unit<1> { typedef unsigned char type; };
+
+template <int U>
+__device__ __forceinline__ void copy_units(char *dst, const char *src, size_t bytes)
+{
+    typedef typename unit<U>::type V;
+    const size_t n = bytes / U;
+    V *d = reinterpret_cast<V *>(dst);
+    const V *s = reinterpret_cast<const V *>(src);
+    const size_t stride = (size_t) blockDim.x * kUnroll;
+    size_t i = threadIdx.x;
+    for (; i + (kUnroll - 1) * blockDim.x < n; i += stride) {
+        V r[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            r[k] = s[i + k * blockDim.x];
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            d[i + k * blockDim.x] = r[k];
+        }
+    }
+    for (; i < n; i += blockDim.x) {
+        d[i] = s[i];
+    }
+}
+
+/* Block-wide copy at the widest access both pointers and the length allow. */
+__device__ void block_copy(char *dst, const char *src, size_t bytes)
+{
+    const unsigned a = (unsigned) (((uintptr_t) dst | (uintptr_t) src | bytes) & 15);
+    if (0 == a) {
+        copy_units<16>(dst, src, bytes);
+    } else if (0 == (a & 7)) {
+        copy_units<8>(dst, src, bytes);
+    } else if (0 == (a & 3)) {
+        copy_units<4>(dst, src, bytes);
+    } else if (0 == (a & 1)) {
+        copy_units<2>(dst, src, bytes);
+    } else {
+        copy_units<1>(dst, src, bytes);
+    }
+}
+
+template <class T> union vec16 {
+    uint4 v;
+    T e[16 / sizeof(T)];
+};
+
+/*
+ * out[0:bytes] = src(0) op src(1) op ... op src(n-1), folded in rank order;
+ * the result also goes to every extra destination.  Sources and extras are
+ * scratch (16-byte aligned); out may be any T-aligned address.
+ */
+template <class R, class T, class Src, class Extra>
+__device__ void block_reduce(const Src &src, int n, size_t bytes, char *out, const Extra &extra,
+                             int nextra)
+{
+    constexpr int E = 16 / sizeof(T);
+    const size_t nvec = bytes / 16;
+    const bool out_aligned = 0 == ((uintptr_t) out & 15);
+    for (size_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+        vec16<T> acc, x;
+        acc.v = reinterpret_cast<const uint4 *>(src(0))[i];
+        for (int r = 1; r < n; ++r) {
+            x.v = reinterpret_cast<const uint4 *>(src(r))[i];
+#pragma unroll
+            for (int k = 0; k < E; ++k) {
+                acc.e[k] = R::apply(acc.e[k], x.e[k]);
+            }
+        }
+        if (out_aligned) {
+            reinterpret_cast<uint4 *>(out)[i] = acc.v;
+        } else {
+#pragma unroll
+            for (int k = 0; k < E; ++k) {
+                reinterpret_cast<T *>(out)[i * E + k] = acc.e[k];
+            }
+        }
+        for (int k = 0; k < nextra; ++k) {
+            reinterpret_cast<uint4 *>(extra(k))[i] = acc.v;
+        }
+    }
+    /* tail: fewer than 16 bytes, element by element */
+    const size_t done = nvec * E;
+    const size_t nelem = bytes / sizeof(T);
+    for (size_t j = done + threadIdx.x; j < nelem; j += blockDim.x) {
+        T acc = reinterpret_cast<const T *>(src(0))[j];
+        for (int r = 1; r < n; ++r) {
+            acc = R::apply(acc, reinterpret_cast<const T *>(src(r))[j]);
+        }
+        reinterpret_cast<T *>(out)[j] = acc;
+        for (int k = 0; k < nextra; ++k) {
+            reinterpret_cast<T *>(extra(k))[j] = acc;
+        }
+    }
+}
+
+__device__ __forceinline__ size_t clamp_len(size_t total, size_t off, size_t len)
+{
+    return off >= total ? 0 : (total - off < len ? total - off : len);
+}
+
+template <gpu_op_t OP, class T> __global__ void k_oneshot(gpu_allreduce_args_t a)
+{
+    typedef gpu_red<OP, T> R;
+    const size_t bytes = a.count * sizeof(T);
+    const size_t gran = (bytes + 15) / 16;
+    const size_t per = (gran + gridDim.x - 1) / gridDim.x * 16;
+    const size_t lo = clamp_len(bytes, 0, (size_t) blockIdx.x * per);
+    const size_t len = clamp_len(bytes, lo, per);
+    const size_t slot0 = a.ll_off + (size_t) a.ll_buf * a.nranks * a.ll_slot_bytes;
+    const char *in = static_cast<const char *>(a.in) + lo;
+
+    /* publish: my slice goes to slot[rank] of every rank, nearest first */
+    for (int k = 0; k < a.nranks; ++k) {
+        const int p = (a.rank + k) % a.nranks;
+        block_copy(a.peer_base[p] + slot0 + (size_t) a.rank * a.ll_slot_bytes + lo, in, len);
+    }
+    /* every block takes part, even an empty one: the buffer-reuse argument
+     * needs one barrier per block per call */
+    if (!block_barrier(a, GPU_STAGE_ONESHOT, a.seq << 24)) {
+        return;
+    }
+    char *mine = a.peer_base[a.rank] + slot0 + lo;
+    auto src = [&](int r) -> const char * { return mine + (size_t) r * a.ll_slot_bytes; };
+    auto none = [](int) -> char * { return nullptr; };
+    block_reduce<R, T>(src, a.nranks, len, static_cast<char *>(a.out) + lo, none, 0);
+}
+
+template <gpu_op_t OP, class T> __global__ void k_twoshot(gpu_allreduce_args_t a)
+{
+    typedef gpu_red<OP, T> R;
+    const size_t bytes = a.count * sizeof(T);
+    const size_t S = a.ts_shard_bytes;
+    const size_t chunk = S * a.nranks;
+    const size_t nchunks = (bytes + chunk - 1) / chunk;
+    const size_t cap = a.ts_block_bytes / (2 * (size_t) a.nranks);
+    const size_t blk = a.ts_off + (size_t) blockIdx.x * a.ts_block_bytes;
+    const char *in = static_cast<const char *>(a.in);
+    char *out = static_cast<char *>(a.out);
+    char *mine = a.peer_base[a.rank] + blk;
+    unsigned long long step = 1;
+
+    for (size_t c = blockIdx.x; c < nchunks; c += gridDim.x, ++step) {
+        const size_t cbase = c * chunk;
+        const unsigned long long v = (a.seq << 24) + step;
+
+        /* reduce-scatter: shard p of this chunk to peer p's recv[rank] */
+        for (int k = 0; k < a.nranks; ++k) {
+            const int p = (a.rank + k) % a.nranks;
+            const size_t off = cbase + (size_t) p * S;
+            block_copy(a.peer_base[p] + blk + (size_t) a.rank * cap, in + off,
+                       clamp_len(bytes, off, S));
+        }
+        if (!block_barrier(a, GPU_STAGE_SCATTER, v)) {
+            return;
+        }
+        /* reduce my shard in rank order; result to out and to every peer */
+        const size_t myoff = cbase + (size_t) a.rank * S;
+        auto src = [&](int r) -> const char * { return mine + (size_t) r * cap; };
+        auto dst = [&](int k) -> char * {
+            const int p = (a.rank + 1 + k) % a.nranks;
+            return a.peer_base[p] + blk + (size_t) (a.nranks + a.rank) * cap;
+        };
+        block_reduce<R, T>(src, a.nranks, clamp_len(bytes, myoff, S), out + myoff, dst,
+                           a.nranks - 1);
+        if (!block_barrier(a, GPU_STAGE_GATHER, v)) {
+            return;
+        }
+        /* all-gather: the other shards arrived in my gath[p] */
+        for (int k = 1; k < a.nranks; ++k) {
+            const int p = (a.rank + k) % a.nranks;
+            const size_t off = cbase + (size_t) p * S;
+            block_copy(out + off, mine + (size_t) (a.nranks + p) * cap, clamp_len(bytes, off, S));
+        }
+    }
+}
+
+struct launcher {
+    gpu_algo_t algo;
+    const gpu_allreduce_args_t *a;
+    cudaStream_t stream;
+
+    template <gpu_op_t OP, class T> bool run()
+    {
+        static_assert(16 % sizeof(T) == 0, "element must divide a 16-byte vector");
+        if (GPU_ALGO_ONESHOT == algo) {
+            k_oneshot<OP, T><<<a->nblocks, a->nthreads, 0, stream>>>(*a);
+        } else {
+            k_twoshot<OP, T><<<a->nblocks, a->nthreads, 0, stream>>>(*a);
+        }
+        return true;
+    }
+};
+
+struct probe {
+    template <gpu_op_t OP, class T> bool run() { return true; }
+};
+
+} // namespace
+
+extern "C" gpu_status_t gpu_kernel_allreduce(gpu_algo_t algo, gpu_op_t op, gpu_dtype_t dt,
+                                             const gpu_allreduce_args_t *args, void *stream)
+{
+    launcher l = {algo, args, static_cast<cudaStream_t>(stream)};
+    cudaError_t err;
+
+    if (args->nranks < 1 || args->nranks > GPU_MAX_PEERS || args->nblocks < 1 ||
+        args->nblocks > GPU_MAX_BLOCKS || args->nthreads < GPU_MAX_PEERS) {
+        GPU_ERROR("invalid launch: %d ranks, %d blocks, %d threads", args->nranks,
+                  args->nblocks, args->nthreads);
+        return GPU_ERR_INVALID;
+    }
+    if (!gpu_dispatch(op, dt, l)) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    err = cudaGetLastError();
+    if (cudaSuccess != err) {
+        GPU_ERROR("allreduce kernel launch (%s, %s, count %zu, algo %d) failed: %s",
+                  gpu_op_name(op), gpu_dtype_name(dt), args->count, (int) algo,
+                  cudaGetErrorString(err));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}
+
+extern "C" int gpu_kernel_supported(gpu_op_t op, gpu_dtype_t dt)
+{
+    probe p;
+    return gpu_dispatch(op, dt, p) ? 1 : 0;
+}

@@ -1,0 +1,111 @@
+/*
+ * "--mca coll gpu" support.
+ *
+ * Open MPI 4.1's comm_select fails a communicator (and so MPI_Init) unless
+ * some selected component provides every blocking and nonblocking
+ * collective.  A user who names only this component means "use gpu", not
+ * "have no barrier", so when the framework's selection lacks the fallback
+ * components we open them from the component repository ourselves, the
+ * same way the framework would have, and put them at the head of the
+ * framework's list (the framework is iterating that list while it opens us;
+ * prepending keeps them out of the rest of that walk).  Their own
+ * priorities then decide selection as usual, and coll/gpu, being highest,
+ * keeps their functions as its fallback.
+ */
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "coll_gpu.h"
+
+#include "opal/class/opal_list.h"
+#include "opal/mca/base/base.h"
+#include "opal/mca/base/mca_base_component_repository.h"
+#include "opal/util/argv.h"
+#include "opal/util/output.h"
+#include "ompi/mca/coll/base/base.h"
+
+static int mca_coll_gpu_is_selected(const char *name)
+{
+    mca_base_component_list_item_t *cli;
+    OPAL_LIST_FOREACH(cli, &ompi_coll_base_framework.framework_components,
+                      mca_base_component_list_item_t) {
+        if (0 == strcmp(cli->cli_component->mca_component_name, name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int mca_coll_gpu_adopt_one(opal_list_t *repo, const char *name)
+{
+    mca_base_component_repository_item_t *ri, *found = NULL;
+    const mca_base_component_t *comp;
+    mca_base_component_list_item_t *cli;
+    int ret;
+
+    OPAL_LIST_FOREACH(ri, repo, mca_base_component_repository_item_t) {
+        if (0 == strcmp(ri->ri_name, name)) {
+            found = ri;
+            break;
+        }
+    }
+    if (NULL == found) {
+        opal_output_verbose(1, mca_coll_gpu_component.output,
+                            "coll/gpu: fallback component coll/%s not found", name);
+        return OMPI_ERR_NOT_FOUND;
+    }
+    /* repository_open appends its own list item for the component */
+    ret = mca_base_component_repository_open(&ompi_coll_base_framework, found);
+    if (OPAL_SUCCESS != ret || NULL == found->ri_component_struct) {
+        opal_output(0, "coll/gpu: cannot open fallback component coll/%s (%d)", name, ret);
+        return OMPI_ERROR;
+    }
+    comp = found->ri_component_struct;
+    cli = (mca_base_component_list_item_t *)
+        opal_list_get_last(&ompi_coll_base_framework.framework_components);
+    if (cli->cli_component != comp) {
+        return OMPI_ERROR;
+    }
+    /* move it ahead of the walk that is opening us */
+    opal_list_remove_item(&ompi_coll_base_framework.framework_components, &cli->super);
+    if ((NULL != comp->mca_register_component_params &&
+         OPAL_SUCCESS != comp->mca_register_component_params()) ||
+        (NULL != comp->mca_open_component && OPAL_SUCCESS != comp->mca_open_component())) {
+        OBJ_RELEASE(cli);
+        mca_base_component_repository_release(comp);
+        return OMPI_ERROR;
+    }
+    opal_list_prepend(&ompi_coll_base_framework.framework_components, &cli->super);
+    opal_output_verbose(1, mca_coll_gpu_component.output,
+                        "coll/gpu: the coll selection left out coll/%s; opened it as the "
+                        "host fallback", name);
+    return OMPI_SUCCESS;
+}
+
+int mca_coll_gpu_adopt_fallbacks(const char *names)
+{
+    opal_list_t *repo = NULL;
+    char **list = opal_argv_split(names, ',');
+    int i, ret = OMPI_SUCCESS;
+
+    if (NULL == list) {
+        return OMPI_SUCCESS;
+    }
+    for (i = 0; NULL != list[i]; ++i) {
+        if (mca_coll_gpu_is_selected(list[i])) {
+            continue;
+        }
+        if (NULL == repo &&
+            OPAL_SUCCESS != mca_base_component_repository_get_components(&ompi_coll_base_framework,
+                                                                          &repo)) {
+            ret = OMPI_ERR_NOT_FOUND;
+            break;
+        }
+        if (OMPI_SUCCESS != mca_coll_gpu_adopt_one(repo, list[i])) {
+            ret = OMPI_ERROR;
+        }
+    }
+    opal_argv_free(list);
+    return ret;
+}

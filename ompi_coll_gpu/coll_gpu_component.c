@@ -1,0 +1,147 @@
+/*
+ * Component: MCA parameters, open/close, and the per-process GPU probe.
+ */
+#include "ompi_config.h"
+
+#include "coll_gpu.h"
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_var_enum.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+#include "ompi/constants.h"
+
+#include "util/gpu_cuda_drv.h"
+
+const char *mca_coll_gpu_component_version_string = "Open MPI coll/gpu component version 0.1.0";
+
+static int mca_coll_gpu_open(void);
+static int mca_coll_gpu_close(void);
+static int mca_coll_gpu_register(void);
+
+mca_coll_gpu_component_t mca_coll_gpu_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_BASE_VERSION_2_0_0,
+            .mca_component_name = "gpu",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_open_component = mca_coll_gpu_open,
+            .mca_close_component = mca_coll_gpu_close,
+            .mca_register_component_params = mca_coll_gpu_register,
+        },
+        .collm_data = {
+            MCA_BASE_METADATA_PARAM_CHECKPOINT
+        },
+        .collm_init_query = mca_coll_gpu_init_query,
+        .collm_comm_query = mca_coll_gpu_comm_query,
+    },
+    .priority = 80,
+    .verbose = 0,
+    .output = -1,
+    .allreduce_algorithm = MCA_COLL_GPU_ALGO_AUTO,
+    .oneshot_max = 256 * 1024,
+    .scratch_bytes = 64ul * 1024 * 1024,
+    .nblocks = 32,
+    .nthreads = 512,
+    .oneshot_blocks = 8,
+    .timeout = 60.0,
+    .fallback = NULL,
+    .gpu_available = -1,
+    .no_gpu_reason = NULL,
+};
+
+static const mca_base_var_enum_value_t mca_coll_gpu_algo_values[] = {
+    { MCA_COLL_GPU_ALGO_AUTO, "auto" },
+    { MCA_COLL_GPU_ALGO_ONESHOT, "oneshot" },
+    { MCA_COLL_GPU_ALGO_TWOSHOT, "twoshot" },
+    { MCA_COLL_GPU_ALGO_STAGED, "staged" },
+    { 0, NULL }
+};
+
+static void mca_coll_gpu_reg(const char *name, const char *help, mca_base_var_type_t type,
+                             mca_base_var_enum_t *enumerator, int level, void *storage)
+{
+    (void) mca_base_component_var_register(&mca_coll_gpu_component.super.collm_version, name,
+                                           help, type, enumerator, 0, 0, level,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static int mca_coll_gpu_register(void)
+{
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    mca_base_var_enum_t *algos = NULL;
+
+    mca_coll_gpu_reg("priority", "Priority of coll/gpu; it must be above every other coll "
+                     "component so that it sees their functions as its fallback (negative "
+                     "disables it)", MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->priority);
+    mca_coll_gpu_reg("verbose", "Verbosity: 1 = setup decisions and the chosen transport per "
+                     "communicator, 10 = scratch layout, 20 = algorithm of every collective",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_9, &c->verbose);
+    (void) mca_base_var_enum_create("coll_gpu_allreduce_algorithms", mca_coll_gpu_algo_values,
+                                    &algos);
+    mca_coll_gpu_reg("allreduce_algorithm", "Device-buffer allreduce algorithm: auto (one-shot "
+                     "up to coll_gpu_oneshot_max bytes, two-shot above), oneshot, twoshot, or "
+                     "staged (copy to host and use the previous component)",
+                     MCA_BASE_VAR_TYPE_INT, algos, OPAL_INFO_LVL_5, &c->allreduce_algorithm);
+    OBJ_RELEASE(algos);
+    mca_coll_gpu_reg("oneshot_max", "Largest message in bytes for the one-shot (latency) "
+                     "allreduce; also sizes its scratch slots", MCA_BASE_VAR_TYPE_UNSIGNED_LONG,
+                     NULL, OPAL_INFO_LVL_5, &c->oneshot_max);
+    mca_coll_gpu_reg("scratch_bytes", "Bytes of peer-visible scratch per rank and communicator "
+                     "for the two-shot (bandwidth) allreduce", MCA_BASE_VAR_TYPE_UNSIGNED_LONG,
+                     NULL, OPAL_INFO_LVL_5, &c->scratch_bytes);
+    mca_coll_gpu_reg("nblocks", "Thread blocks (channels) of the two-shot allreduce, 1-64",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nblocks);
+    mca_coll_gpu_reg("nthreads", "Threads per block of the allreduce kernels (32-1024)",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nthreads);
+    mca_coll_gpu_reg("oneshot_blocks", "Thread blocks of the one-shot allreduce, 1-64",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->oneshot_blocks);
+    mca_coll_gpu_reg("timeout", "Seconds a rank waits for a peer inside a device collective "
+                     "before it reports which peer it waited for and fails the call",
+                     MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->timeout);
+    c->fallback = "tuned,basic,libnbc,self";
+    mca_coll_gpu_reg("fallback", "Comma-separated coll components that coll/gpu opens itself "
+                     "when the coll selection (e.g. --mca coll gpu) left them out, so that every "
+                     "collective keeps a host implementation", MCA_BASE_VAR_TYPE_STRING, NULL,
+                     OPAL_INFO_LVL_6, &c->fallback);
+    return OMPI_SUCCESS;
+}
+
+static void mca_coll_gpu_log_sink(int level, const char *msg)
+{
+    if (0 == level) {
+        opal_output(0, "coll/gpu: %s", msg);
+    } else {
+        opal_output_verbose(level, mca_coll_gpu_component.output, "coll/gpu: %s", msg);
+    }
+}
+
+static int mca_coll_gpu_open(void)
+{
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+
+    c->output = opal_output_open(NULL);
+    opal_output_set_verbosity(c->output, c->verbose);
+    gpu_log_set_sink(mca_coll_gpu_log_sink, c->verbose);
+#ifdef GPUCOLL_HELP_DIR
+    (void) opal_show_help_add_dir(GPUCOLL_HELP_DIR);
+#endif
+#ifdef GPUCOLL_HELP_DIR_BUILD
+    (void) opal_show_help_add_dir(GPUCOLL_HELP_DIR_BUILD);
+#endif
+    if (c->priority >= 0 && NULL != c->fallback && '\0' != c->fallback[0]) {
+        (void) mca_coll_gpu_adopt_fallbacks(c->fallback);
+    }
+    return OMPI_SUCCESS;
+}
+
+static int mca_coll_gpu_close(void)
+{
+    gpu_log_set_sink(NULL, 0);
+    if (mca_coll_gpu_component.output >= 0) {
+        opal_output_close(mca_coll_gpu_component.output);
+        mca_coll_gpu_component.output = -1;
+    }
+    return OMPI_SUCCESS;
+}

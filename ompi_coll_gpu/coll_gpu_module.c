@@ -1,0 +1,205 @@
+/*
+ * Module: per-communicator selection, the previous module's functions,
+ * lazy bootstrap of the engine through the communicator's host allgather.
+ */
+#include "ompi_config.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "coll_gpu.h"
+
+#include "opal/util/output.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+
+#include "util/gpu_cuda_drv.h"
+
+/* every (function, module) pair we may call: retained in enable,
+ * released in the destructor */
+static const size_t mca_coll_gpu_prev_modules[] = {
+    offsetof(mca_coll_base_comm_coll_t, coll_allgather_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_allgatherv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_allreduce_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_alltoall_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_alltoallv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_alltoallw_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_bcast_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_exscan_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_gather_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_gatherv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_reduce_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_reduce_scatter_block_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_reduce_scatter_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_scan_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_scatter_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_scatterv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_iallgather_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_iallgatherv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_iallreduce_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ialltoall_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ialltoallv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ialltoallw_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ibcast_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_iexscan_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_igather_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_igatherv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ireduce_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ireduce_scatter_block_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ireduce_scatter_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_iscan_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_iscatter_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_iscatterv_module),
+};
+#define GPU_NPREV (sizeof(mca_coll_gpu_prev_modules) / sizeof(mca_coll_gpu_prev_modules[0]))
+
+static mca_coll_base_module_t **mca_coll_gpu_prev_slot(mca_coll_gpu_module_t *m, size_t i)
+{
+    return (mca_coll_base_module_t **) ((char *) &m->prev + mca_coll_gpu_prev_modules[i]);
+}
+
+static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
+{
+    memset(&m->prev, 0, sizeof(m->prev));
+    m->comm = NULL;
+    m->boot = MCA_COLL_GPU_BOOT_NONE;
+    m->engine = NULL;
+}
+
+static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
+{
+    size_t i;
+    gpu_engine_comm_destroy(m->engine);
+    m->engine = NULL;
+    for (i = 0; i < GPU_NPREV; ++i) {
+        mca_coll_base_module_t **slot = mca_coll_gpu_prev_slot(m, i);
+        if (NULL != *slot) {
+            OBJ_RELEASE(*slot);
+        }
+    }
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_gpu_module_t, mca_coll_base_module_t, mca_coll_gpu_module_construct,
+                   mca_coll_gpu_module_destruct);
+
+int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+static int mca_coll_gpu_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    size_t i;
+
+    m->comm = comm;
+    m->prev = *comm->c_coll;
+    for (i = 0; i < GPU_NPREV; ++i) {
+        mca_coll_base_module_t **slot = mca_coll_gpu_prev_slot(m, i);
+        if (NULL != *slot) {
+            OBJ_RETAIN(*slot);
+        }
+    }
+    if (NULL == m->prev.coll_allreduce || NULL == m->prev.coll_allgather) {
+        opal_output_verbose(1, mca_coll_gpu_component.output,
+                            "coll/gpu: no host allreduce/allgather below us on %s; disabled",
+                            comm->c_name);
+        return OMPI_ERROR;
+    }
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    mca_coll_gpu_module_t *m;
+
+    if (c->priority < 0 || OMPI_COMM_IS_INTER(comm)) {
+        return NULL;
+    }
+    if (c->gpu_available < 0) {
+        c->gpu_available = (GPU_OK == gpu_drv_init(&c->no_gpu_reason)) ? 1 : 0;
+        if (!c->gpu_available) {
+            opal_output_verbose(1, c->output, "coll/gpu: declining: %s", c->no_gpu_reason);
+        }
+    }
+    if (!c->gpu_available) {
+        return NULL;
+    }
+    m = OBJ_NEW(mca_coll_gpu_module_t);
+    if (NULL == m) {
+        return NULL;
+    }
+    *priority = c->priority;
+    m->super.coll_module_enable = mca_coll_gpu_enable;
+    m->super.coll_allreduce = mca_coll_gpu_allreduce;
+    mca_coll_gpu_install_staged(m);
+    mca_coll_gpu_install_nonblocking(m);
+    return &m->super;
+}
+
+int mca_coll_gpu_is_device(const void *buf)
+{
+    if (MPI_IN_PLACE == buf || NULL == buf) {
+        return 0;
+    }
+    return GPU_MEM_HOST != gpu_drv_mem_kind(buf, NULL);
+}
+
+int mca_coll_gpu_status_to_mpi(gpu_status_t st)
+{
+    switch (st) {
+    case GPU_OK: return MPI_SUCCESS;
+    case GPU_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
+    case GPU_ERR_INVALID: return MPI_ERR_ARG;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+static gpu_status_t mca_coll_gpu_boot_allgather(void *ctx, const void *sbuf, void *rbuf,
+                                                size_t bytes)
+{
+    mca_coll_gpu_module_t *m = ctx;
+    int ret = m->prev.coll_allgather(sbuf, (int) bytes, MPI_BYTE, rbuf, (int) bytes, MPI_BYTE,
+                                     m->comm, m->prev.coll_allgather_module);
+    return MPI_SUCCESS == ret ? GPU_OK : GPU_ERR_BOOTSTRAP;
+}
+
+static const gpu_boot_ops_t mca_coll_gpu_boot_ops = {
+    .allgather = mca_coll_gpu_boot_allgather,
+};
+
+int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
+{
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    gpu_engine_params_t p;
+    gpu_status_t st;
+
+    if (MCA_COLL_GPU_BOOT_NONE != m->boot) {
+        return MPI_SUCCESS;
+    }
+    memset(&p, 0, sizeof(p));
+    p.oneshot_max_bytes = c->oneshot_max;
+    p.twoshot_scratch = c->scratch_bytes;
+    p.nblocks = c->nblocks;
+    p.nthreads = c->nthreads < GPU_MAX_PEERS ? GPU_MAX_PEERS
+                 : (c->nthreads > 1024 ? 1024 : c->nthreads);
+    p.oneshot_blocks = c->oneshot_blocks;
+    p.timeout_s = c->timeout > 0 ? c->timeout : 60.0;
+    p.algo = MCA_COLL_GPU_ALGO_ONESHOT == c->allreduce_algorithm   ? GPU_ALGO_ONESHOT
+             : MCA_COLL_GPU_ALGO_TWOSHOT == c->allreduce_algorithm ? GPU_ALGO_TWOSHOT
+                                                                   : GPU_ALGO_AUTO;
+    st = gpu_engine_comm_create(&mca_coll_gpu_boot_ops, m, ompi_comm_rank(m->comm),
+                                ompi_comm_size(m->comm), &p, &m->engine);
+    if (GPU_OK == st) {
+        m->boot = MCA_COLL_GPU_BOOT_READY;
+        return MPI_SUCCESS;
+    }
+    m->boot = MCA_COLL_GPU_BOOT_STAGED;
+    m->engine = NULL;
+    opal_output_verbose(1, c->output, "coll/gpu: %s: device collectives staged through host (%s)",
+                        m->comm->c_name, gpu_status_string(st));
+    return (GPU_ERR_BOOTSTRAP == st) ? MPI_ERR_INTERN : MPI_SUCCESS;
+}

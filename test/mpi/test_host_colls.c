@@ -1,0 +1,223 @@
+/*
+ * Host-buffer collectives with coll/gpu loaded: every blocking and
+ * nonblocking collective must give the same answer as a local reference.
+ * Run under mpirun -np 1/2/4, with the default selection and with
+ * "--mca coll gpu" alone.  Prints "N passed, N failed" per rank 0.
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int npass, nfail, rank, size;
+
+static void check(int ok, const char *what)
+{
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (all) {
+        npass++;
+    } else {
+        nfail++;
+        if (0 == rank) {
+            printf("FAIL: %s\n", what);
+        }
+    }
+}
+
+/* value contributed by rank r at index i: random-looking, non-zero */
+static int val(int r, int i)
+{
+    uint32_t x = (uint32_t) (r * 7919 + i * 104729 + 12345);
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return (int) (x % 1000) + 1;
+}
+
+static void test_comm(MPI_Comm comm, const char *tag)
+{
+    int r, n, i, j, ok, count = 37;
+    int *in, *out, *ref, *counts, *displs;
+    char what[128];
+    MPI_Request req;
+
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    in = malloc(sizeof(int) * count * n);
+    out = malloc(sizeof(int) * count * n);
+    ref = malloc(sizeof(int) * count * n);
+    counts = malloc(sizeof(int) * n);
+    displs = malloc(sizeof(int) * n);
+    for (i = 0; i < count * n; ++i) {
+        in[i] = val(r, i);
+    }
+
+    /* allreduce sum / max, blocking and nonblocking, and in place */
+    for (int nb = 0; nb < 2; ++nb) {
+        memset(out, 0xff, sizeof(int) * count);
+        if (nb) {
+            MPI_Iallreduce(in, out, count, MPI_INT, MPI_SUM, comm, &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, comm);
+        }
+        ok = 1;
+        for (i = 0; i < count; ++i) {
+            int s = 0;
+            for (j = 0; j < n; ++j) s += val(j, i);
+            ok &= out[i] == s;
+        }
+        snprintf(what, sizeof(what), "%s %sallreduce sum", tag, nb ? "i" : "");
+        check(ok, what);
+    }
+    memcpy(out, in, sizeof(int) * count);
+    MPI_Allreduce(MPI_IN_PLACE, out, count, MPI_INT, MPI_MAX, comm);
+    ok = 1;
+    for (i = 0; i < count; ++i) {
+        int mx = 0;
+        for (j = 0; j < n; ++j) mx = val(j, i) > mx ? val(j, i) : mx;
+        ok &= out[i] == mx;
+    }
+    snprintf(what, sizeof(what), "%s allreduce in-place max", tag);
+    check(ok, what);
+
+    /* bcast from every root */
+    for (int root = 0; root < n; ++root) {
+        for (i = 0; i < count; ++i) out[i] = (r == root) ? val(root, i) : -1;
+        MPI_Bcast(out, count, MPI_INT, root, comm);
+        ok = 1;
+        for (i = 0; i < count; ++i) ok &= out[i] == val(root, i);
+        snprintf(what, sizeof(what), "%s bcast root %d", tag, root);
+        check(ok, what);
+    }
+
+    /* reduce to the last rank */
+    memset(out, 0, sizeof(int) * count);
+    MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, n - 1, comm);
+    ok = 1;
+    if (r == n - 1) {
+        for (i = 0; i < count; ++i) {
+            int s = 0;
+            for (j = 0; j < n; ++j) s += val(j, i);
+            ok &= out[i] == s;
+        }
+    }
+    snprintf(what, sizeof(what), "%s reduce", tag);
+    check(ok, what);
+
+    /* allgather and allgatherv */
+    MPI_Allgather(in, count, MPI_INT, out, count, MPI_INT, comm);
+    ok = 1;
+    for (j = 0; j < n; ++j)
+        for (i = 0; i < count; ++i) ok &= out[j * count + i] == val(j, i);
+    snprintf(what, sizeof(what), "%s allgather", tag);
+    check(ok, what);
+    for (j = 0; j < n; ++j) {
+        counts[j] = j + 1;
+        displs[j] = j * count;
+    }
+    memset(out, 0, sizeof(int) * count * n);
+    MPI_Allgatherv(in, r + 1, MPI_INT, out, counts, displs, MPI_INT, comm);
+    ok = 1;
+    for (j = 0; j < n; ++j)
+        for (i = 0; i < j + 1; ++i) ok &= out[j * count + i] == val(j, i);
+    snprintf(what, sizeof(what), "%s allgatherv", tag);
+    check(ok, what);
+
+    /* alltoall: block j of rank r's input goes to rank j */
+    MPI_Alltoall(in, count, MPI_INT, out, count, MPI_INT, comm);
+    ok = 1;
+    for (j = 0; j < n; ++j)
+        for (i = 0; i < count; ++i) ok &= out[j * count + i] == val(j, r * count + i);
+    snprintf(what, sizeof(what), "%s alltoall", tag);
+    check(ok, what);
+
+    /* gather / scatter at root 0 */
+    memset(out, 0, sizeof(int) * count * n);
+    MPI_Gather(in, count, MPI_INT, out, count, MPI_INT, 0, comm);
+    ok = 1;
+    if (0 == r)
+        for (j = 0; j < n; ++j)
+            for (i = 0; i < count; ++i) ok &= out[j * count + i] == val(j, i);
+    snprintf(what, sizeof(what), "%s gather", tag);
+    check(ok, what);
+    memset(out, 0, sizeof(int) * count);
+    MPI_Scatter(in, count, MPI_INT, out, count, MPI_INT, 0, comm);
+    ok = 1;
+    for (i = 0; i < count; ++i) ok &= out[i] == val(0, r * count + i);
+    snprintf(what, sizeof(what), "%s scatter", tag);
+    check(ok, what);
+
+    /* reduce_scatter_block, scan, exscan */
+    MPI_Reduce_scatter_block(in, out, count, MPI_INT, MPI_SUM, comm);
+    ok = 1;
+    for (i = 0; i < count; ++i) {
+        int s = 0;
+        for (j = 0; j < n; ++j) s += val(j, r * count + i);
+        ok &= out[i] == s;
+    }
+    snprintf(what, sizeof(what), "%s reduce_scatter_block", tag);
+    check(ok, what);
+    MPI_Scan(in, out, count, MPI_INT, MPI_SUM, comm);
+    ok = 1;
+    for (i = 0; i < count; ++i) {
+        int s = 0;
+        for (j = 0; j <= r; ++j) s += val(j, i);
+        ok &= out[i] == s;
+    }
+    snprintf(what, sizeof(what), "%s scan", tag);
+    check(ok, what);
+    MPI_Exscan(in, out, count, MPI_INT, MPI_SUM, comm);
+    ok = 1;
+    if (r > 0) {
+        for (i = 0; i < count; ++i) {
+            int s = 0;
+            for (j = 0; j < r; ++j) s += val(j, i);
+            ok &= out[i] == s;
+        }
+    }
+    snprintf(what, sizeof(what), "%s exscan", tag);
+    check(ok, what);
+
+    /* a nonblocking barrier and bcast overlapping */
+    for (i = 0; i < count; ++i) out[i] = (0 == r) ? val(0, i) : 0;
+    MPI_Ibcast(out, count, MPI_INT, 0, comm, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Ibarrier(comm, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    ok = 1;
+    for (i = 0; i < count; ++i) ok &= out[i] == val(0, i);
+    snprintf(what, sizeof(what), "%s ibcast+ibarrier", tag);
+    check(ok, what);
+
+    free(in);
+    free(out);
+    free(ref);
+    free(counts);
+    free(displs);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Comm dup, split;
+    (void) argc;
+    (void) argv;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_comm(MPI_COMM_WORLD, "world");
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    test_comm(dup, "dup");
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &split);
+    test_comm(split, "split");
+    MPI_Comm_free(&split);
+    MPI_Comm_free(&dup);
+    if (0 == rank) {
+        printf("test_host_colls np=%d: %d passed, %d failed\n", size, npass, nfail);
+    }
+    MPI_Finalize();
+    return nfail ? 1 : 0;
+}

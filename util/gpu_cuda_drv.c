@@ -1,0 +1,99 @@
+#include "util/gpu_cuda_drv.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Driver ABI subset (cuda.h values, stable since CUDA 4). */
+typedef int cu_result_t;
+typedef void *cu_context_t;
+typedef unsigned long long cu_deviceptr_t;
+enum {
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+};
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2, CU_MEMORYTYPE_UNIFIED = 4 };
+
+static struct {
+    pthread_once_t once;
+    gpu_status_t status;
+    const char *why;
+    cu_result_t (*init)(unsigned);
+    cu_result_t (*device_get_count)(int *);
+    cu_result_t (*ctx_get_current)(cu_context_t *);
+    cu_result_t (*pointer_get_attributes)(unsigned, int *, void **, cu_deviceptr_t);
+} gpu_drv = { PTHREAD_ONCE_INIT, GPU_ERR_UNSUPPORTED, "not initialised", NULL, NULL, NULL, NULL };
+
+static void gpu_drv_load(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    int ndev = 0;
+
+    if (NULL == lib) {
+        gpu_drv.why = "no CUDA driver (libcuda.so.1 not found)";
+        return;
+    }
+    gpu_drv.init = (cu_result_t (*)(unsigned)) dlsym(lib, "cuInit");
+    gpu_drv.device_get_count = (cu_result_t (*)(int *)) dlsym(lib, "cuDeviceGetCount");
+    gpu_drv.ctx_get_current = (cu_result_t (*)(cu_context_t *)) dlsym(lib, "cuCtxGetCurrent");
+    gpu_drv.pointer_get_attributes = (cu_result_t (*)(unsigned, int *, void **, cu_deviceptr_t))
+        dlsym(lib, "cuPointerGetAttributes");
+    if (NULL == gpu_drv.init || NULL == gpu_drv.device_get_count ||
+        NULL == gpu_drv.ctx_get_current || NULL == gpu_drv.pointer_get_attributes) {
+        gpu_drv.why = "CUDA driver lacks cuPointerGetAttributes (too old)";
+        return;
+    }
+    if (0 != gpu_drv.init(0)) {
+        gpu_drv.why = "cuInit failed (no usable GPU or driver/device mismatch)";
+        return;
+    }
+    if (0 != gpu_drv.device_get_count(&ndev) || ndev < 1) {
+        gpu_drv.why = "no CUDA device visible";
+        return;
+    }
+    gpu_drv.why = NULL;
+    gpu_drv.status = GPU_OK;
+}
+
+gpu_status_t gpu_drv_init(const char **why)
+{
+    pthread_once(&gpu_drv.once, gpu_drv_load);
+    if (GPU_OK != gpu_drv.status && NULL != why) {
+        *why = gpu_drv.why;
+    }
+    return gpu_drv.status;
+}
+
+int gpu_drv_has_context(void)
+{
+    cu_context_t ctx = NULL;
+    if (GPU_OK != gpu_drv.status) {
+        return 0;
+    }
+    return 0 == gpu_drv.ctx_get_current(&ctx) && NULL != ctx;
+}
+
+gpu_mem_kind_t gpu_drv_mem_kind(const void *ptr, int *device)
+{
+    unsigned mem_type = 0;
+    int managed = 0, ordinal = -1;
+    int attrs[3] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL };
+    void *vals[3] = { &mem_type, &managed, &ordinal };
+
+    if (NULL == ptr || !gpu_drv_has_context()) {
+        return GPU_MEM_HOST;
+    }
+    if (0 != gpu_drv.pointer_get_attributes(3, attrs, vals, (cu_deviceptr_t) (uintptr_t) ptr)) {
+        return GPU_MEM_HOST;
+    }
+    if (NULL != device) {
+        *device = ordinal;
+    }
+    if (managed) {
+        return GPU_MEM_MANAGED;
+    }
+    return (CU_MEMORYTYPE_DEVICE == mem_type) ? GPU_MEM_DEVICE : GPU_MEM_HOST;
+}

@@ -1,0 +1,36 @@
+/*
+ * The few CUDA driver calls needed before we know the application uses
+ * CUDA at all: libcuda is opened with dlopen so the component loads on
+ * machines without a driver, and pointer queries never create a context
+ * (a host-only MPI program must not grow a CUDA context because of us).
+ */
+#ifndef GPU_CUDA_DRV_H
+#define GPU_CUDA_DRV_H
+
+#include "util/gpu_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    GPU_MEM_HOST = 0,    /* pageable, pinned or unknown to CUDA */
+    GPU_MEM_DEVICE = 1,  /* cudaMalloc, cudaMallocAsync pools, cuMemCreate/VMM */
+    GPU_MEM_MANAGED = 2  /* cudaMallocManaged */
+} gpu_mem_kind_t;
+
+/* Opens libcuda.so.1 and counts devices, once.  GPU_ERR_UNSUPPORTED with
+ * *why set when there is no driver or no device. */
+gpu_status_t gpu_drv_init(const char **why);
+
+/* Kind of memory at ptr and, for device memory, its device ordinal. */
+gpu_mem_kind_t gpu_drv_mem_kind(const void *ptr, int *device);
+
+/* 1 when the calling thread has a current CUDA context. */
+int gpu_drv_has_context(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPU_CUDA_DRV_H */
