@@ -1,0 +1,67 @@
+dnl GPUCOLL_CHECK_OMPI: find Open MPI's devel headers and library, and make
+dnl sure the headers describe the library we will be loaded into.
+AC_DEFUN([GPUCOLL_CHECK_OMPI], [
+  AC_ARG_WITH([ompi],
+    [AS_HELP_STRING([--with-ompi=DIR], [Open MPI install prefix (default: ask mpicc)])],
+    [], [with_ompi=guess])
+  AC_ARG_WITH([ompi-component-dir],
+    [AS_HELP_STRING([--with-ompi-component-dir=DIR],
+      [install mca_coll_gpu.so here (default: LIBDIR/openmpi); give Open MPI's own component folder to need no environment])],
+    [ompicompdir=$withval], [ompicompdir='${libdir}/openmpi'])
+  AC_SUBST([ompicompdir])
+
+  OMPI_INCDIRS=""
+  OMPI_LIBDIRS=""
+  AS_IF([test "x$with_ompi" = xguess || test "x$with_ompi" = xyes], [
+    AC_PATH_PROG([MPICC], [mpicc], [no])
+    AS_IF([test "x$MPICC" = xno], [AC_MSG_ERROR([mpicc not found: install Open MPI development files (Debian: libopenmpi-dev) or pass --with-ompi=DIR])])
+    OMPI_INCDIRS=`$MPICC --showme:incdirs`
+    OMPI_LIBDIRS=`$MPICC --showme:libdirs`
+  ], [
+    for d in "$with_ompi/include" "$with_ompi/lib/x86_64-linux-gnu/openmpi/include"; do
+      AS_IF([test -f "$d/mpi.h"], [OMPI_INCDIRS="$d"])
+    done
+    for d in "$with_ompi/lib" "$with_ompi/lib64" "$with_ompi/lib/x86_64-linux-gnu/openmpi/lib" "$with_ompi/lib/x86_64-linux-gnu"; do
+      AS_IF([test -f "$d/libmpi.so"], [OMPI_LIBDIRS="$OMPI_LIBDIRS $d"])
+    done
+    AS_IF([test -z "$OMPI_INCDIRS"], [AC_MSG_ERROR([no mpi.h under $with_ompi])])
+  ])
+  OMPI_CPPFLAGS=""
+  for d in $OMPI_INCDIRS; do
+    OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$d"
+    AS_IF([test -d "$d/openmpi"], [OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$d/openmpi"])
+  done
+  OMPI_LDFLAGS=""
+  for d in $OMPI_LIBDIRS; do OMPI_LDFLAGS="$OMPI_LDFLAGS -L$d -Wl,-rpath,$d"; done
+  OMPI_LIBS="-lmpi -lopen-pal"
+
+  save_CPPFLAGS=$CPPFLAGS; save_LDFLAGS=$LDFLAGS; save_LIBS=$LIBS
+  CPPFLAGS="$CPPFLAGS $OMPI_CPPFLAGS"; LDFLAGS="$LDFLAGS $OMPI_LDFLAGS"; LIBS="$OMPI_LIBS $LIBS"
+  AC_CHECK_HEADER([ompi/mca/coll/coll.h], [],
+    [AC_MSG_ERROR([Open MPI devel headers (ompi/mca/coll/coll.h) not found in $OMPI_INCDIRS; Debian ships them in libopenmpi-dev])],
+    [#include "ompi_config.h"])
+  AC_MSG_CHECKING([that the coll framework headers are API 2.0 with module 2.3 (Open MPI 4.x)])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include "ompi_config.h"
+#include "ompi/mca/coll/coll.h"]],
+    [[mca_coll_base_component_2_0_0_t c; struct mca_coll_base_module_2_3_0_t m; (void) c; (void) m;]])],
+    [AC_MSG_RESULT([yes])],
+    [AC_MSG_RESULT([no]); AC_MSG_ERROR([these Open MPI headers carry a coll framework other than v2.0/module 2.3; coll/gpu targets Open MPI 4.1])])
+  AC_MSG_CHECKING([that libmpi is the Open MPI release of the headers])
+  AC_RUN_IFELSE([AC_LANG_PROGRAM([[#include <stdio.h>
+#include <string.h>
+#include <mpi.h>]], [[
+    char v[MPI_MAX_LIBRARY_VERSION_STRING], want[64]; int len;
+    MPI_Get_library_version(v, &len);
+    snprintf(want, sizeof(want), "Open MPI v%d.%d.", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION);
+    FILE *f = fopen("conftest.ver", "w"); if (f) { fprintf(f, "%s", v); fclose(f); }
+    return strncmp(v, want, strlen(want)) ? 1 : 0;]])],
+    [AC_MSG_RESULT([yes])],
+    [AC_MSG_RESULT([no])
+     AC_MSG_ERROR([the headers in $OMPI_INCDIRS are not from the libmpi in "$OMPI_LIBDIRS" (library says: `cat conftest.ver 2>/dev/null`); point --with-ompi at one installation])],
+    [AC_MSG_RESULT([cross compiling: not checked])])
+  CPPFLAGS=$save_CPPFLAGS; LDFLAGS=$save_LDFLAGS; LIBS=$save_LIBS
+  AC_SUBST([OMPI_CPPFLAGS])
+  AC_SUBST([OMPI_LDFLAGS])
+  AC_SUBST([OMPI_LIBS])
+  AC_PATH_PROG([MPIRUN], [mpirun], [mpirun], [$PATH:$with_ompi/bin])
+])

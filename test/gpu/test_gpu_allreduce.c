@@ -1,0 +1,305 @@
+/*
+ * GPU correctness for MPI_Allreduce on device buffers, through whatever
+ * coll component is selected.  Every rank generates every rank's input
+ * from a seed, computes the reference on the host with MPI_Reduce_local in
+ * rank order (Open MPI's own op code), and compares bytes exactly.  Outputs
+ * are poisoned before each call.  Prints "N passed, N failed" on rank 0.
+ *
+ *   test_gpu_allreduce [--quick]
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+static int wrank, npass, nfail, quick;
+
+#define CK(call) do { cudaError_t e_ = (call); if (cudaSuccess != e_) { \
+    fprintf(stderr, "rank %d: %s:%d %s: %s\n", wrank, __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+    MPI_Abort(MPI_COMM_WORLD, 2); } } while (0)
+
+typedef enum { MEM_DEVICE, MEM_ASYNC, MEM_MANAGED } mem_t;
+static const char *mem_name[] = { "cudaMalloc", "cudaMallocAsync", "managed" };
+
+typedef struct { MPI_Datatype t; const char *name; int cls; } type_t; /* cls: 0 int, 1 float, 2 complex, 3 bool, 4 pair */
+static type_t types[] = {
+    { MPI_INT8_T, "int8", 0 }, { MPI_UINT8_T, "uint8", 0 }, { MPI_INT16_T, "int16", 0 },
+    { MPI_UINT16_T, "uint16", 0 }, { MPI_INT, "int", 0 }, { MPI_UNSIGNED, "unsigned", 0 },
+    { MPI_LONG, "long", 0 }, { MPI_UNSIGNED_LONG, "ulong", 0 }, { MPI_LONG_LONG, "longlong", 0 },
+    { MPI_CHAR, "char", 0 }, { MPI_SHORT, "short", 0 },
+    { MPI_FLOAT, "float", 1 }, { MPI_DOUBLE, "double", 1 },
+    { MPI_C_FLOAT_COMPLEX, "cfloat", 2 }, { MPI_C_DOUBLE_COMPLEX, "cdouble", 2 },
+    { MPI_C_BOOL, "bool", 3 }, { MPI_BYTE, "byte", 5 },
+    { MPI_FLOAT_INT, "float_int", 4 }, { MPI_DOUBLE_INT, "double_int", 4 },
+    { MPI_LONG_INT, "long_int", 4 }, { MPI_2INT, "2int", 4 }, { MPI_SHORT_INT, "short_int", 4 },
+    { MPI_LONG_DOUBLE, "long_double", 1 },
+};
+typedef struct { MPI_Op op; const char *name; int ok_cls[6]; } op_t;
+static op_t ops[] = {
+    { MPI_SUM, "sum", { 1, 1, 1, 0, 0, 0 } }, { MPI_PROD, "prod", { 1, 1, 1, 0, 0, 0 } },
+    { MPI_MIN, "min", { 1, 1, 0, 0, 0, 0 } }, { MPI_MAX, "max", { 1, 1, 0, 0, 0, 0 } },
+    { MPI_LAND, "land", { 1, 0, 0, 1, 0, 0 } }, { MPI_LOR, "lor", { 1, 0, 0, 1, 0, 0 } },
+    { MPI_LXOR, "lxor", { 1, 0, 0, 1, 0, 0 } }, { MPI_BAND, "band", { 1, 0, 0, 0, 0, 1 } },
+    { MPI_BOR, "bor", { 1, 0, 0, 0, 0, 1 } }, { MPI_BXOR, "bxor", { 1, 0, 0, 0, 0, 1 } },
+    { MPI_MAXLOC, "maxloc", { 0, 0, 0, 0, 1, 0 } }, { MPI_MINLOC, "minloc", { 0, 0, 0, 0, 1, 0 } },
+};
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* rank r's input for test number id; non-zero, small floats, ties for loc */
+static void gen(char *buf, size_t count, MPI_Datatype t, int cls, int r, int id)
+{
+    MPI_Aint lb, ext;
+    uint64_t s = ((uint64_t) id << 20) ^ (uint64_t) (r + 1) * 7919;
+    size_t i;
+    MPI_Type_get_extent(t, &lb, &ext);
+    memset(buf, 0, count * (size_t) ext);
+    for (i = 0; i < count; ++i) {
+        char *e = buf + i * (size_t) ext;
+        uint64_t x = rng_next(&s);
+        if (cls == 0 || cls == 5) {
+            memcpy(e, &x, (size_t) ext);
+            if (0 == x % 11) memset(e, 0, (size_t) ext);
+        } else if (cls == 3) {
+            *e = (char) (x & 1);
+        } else if (cls == 1 || cls == 2) {
+            double v = 0.5 + (double) (x % 1536) / 1024.0;
+            double v2 = 0.5 + (double) ((x >> 20) % 1536) / 1024.0;
+            if (t == MPI_FLOAT) *(float *) e = (float) v;
+            else if (t == MPI_DOUBLE) *(double *) e = v;
+            else if (t == MPI_LONG_DOUBLE) *(long double *) e = v;
+            else if (t == MPI_C_FLOAT_COMPLEX) { ((float *) e)[0] = (float) v; ((float *) e)[1] = (float) v2; }
+            else { ((double *) e)[0] = v; ((double *) e)[1] = v2; }
+        } else {
+            int v = (int) (x % 5) + 1, idx = (int) ((x >> 8) % 1000);
+            if (t == MPI_FLOAT_INT) { *(float *) e = (float) v; *(int *) (e + 4) = idx; }
+            else if (t == MPI_DOUBLE_INT) { *(double *) e = v; *(int *) (e + 8) = idx; }
+            else if (t == MPI_LONG_INT) { *(long *) e = v; *(int *) (e + 8) = idx; }
+            else if (t == MPI_2INT) { ((int *) e)[0] = v; ((int *) e)[1] = idx; }
+            else { *(short *) e = (short) v; *(int *) (e + 4) = idx; }
+        }
+    }
+}
+
+static void *dalloc(mem_t m, size_t bytes)
+{
+    void *p = NULL;
+    if (0 == bytes) bytes = 1;
+    if (MEM_DEVICE == m) CK(cudaMalloc(&p, bytes));
+    else if (MEM_ASYNC == m) { CK(cudaMallocAsync(&p, bytes, 0)); CK(cudaStreamSynchronize(0)); }
+    else CK(cudaMallocManaged(&p, bytes, cudaMemAttachGlobal));
+    return p;
+}
+
+static void dfree(mem_t m, void *p)
+{
+    if (MEM_ASYNC == m) { CK(cudaFreeAsync(p, 0)); CK(cudaStreamSynchronize(0)); }
+    else CK(cudaFree(p));
+}
+
+static void record(MPI_Comm comm, int ok, const char *what)
+{
+    int all = 0, r;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
+    MPI_Comm_rank(comm, &r);
+    if (0 == r) {
+        if (all) npass++;
+        else { nfail++; printf("FAIL %s\n", what); fflush(stdout); }
+    }
+}
+
+/* one allreduce check; offset in elements, in_place, memory kind */
+static void one(MPI_Comm comm, MPI_Datatype t, int cls, MPI_Op op, const char *tag, size_t count,
+                int in_place, int offset, mem_t mem, int id)
+{
+    int r, n, j, ok = 1;
+    MPI_Aint lb, ext;
+    size_t bytes, i, bad = (size_t) -1;
+    char *h_in, *h_ref, *h_tmp, *h_out, *d_in = NULL, *d_out, *d_in0 = NULL, *d_out0;
+    char what[256];
+
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    MPI_Type_get_extent(t, &lb, &ext);
+    bytes = count * (size_t) ext;
+    h_in = malloc(bytes + 1); h_ref = malloc(bytes + 1); h_tmp = malloc(bytes + 1); h_out = malloc(bytes + 1);
+    /* reference in rank order: acc = acc op x_j */
+    gen(h_ref, count, t, cls, 0, id);
+    for (j = 1; j < n; ++j) {
+        gen(h_tmp, count, t, cls, j, id);
+        memcpy(h_in, h_ref, bytes);
+        MPI_Reduce_local(h_in, h_tmp, (int) count, t, op); /* tmp = acc op x_j */
+        memcpy(h_ref, h_tmp, bytes);
+    }
+    gen(h_in, count, t, cls, r, id);
+    d_out0 = dalloc(mem, bytes + (size_t) ext);
+    d_out = d_out0 + offset * ext;
+    if (in_place) {
+        CK(cudaMemcpy(d_out, h_in, bytes, cudaMemcpyDefault));
+    } else {
+        d_in0 = dalloc(mem, bytes + (size_t) ext);
+        d_in = d_in0 + offset * ext;
+        CK(cudaMemcpy(d_in, h_in, bytes, cudaMemcpyDefault));
+        CK(cudaMemset(d_out0, 0xcb, bytes + (size_t) ext));
+    }
+    CK(cudaDeviceSynchronize());
+    if (MPI_SUCCESS != MPI_Allreduce(in_place ? MPI_IN_PLACE : d_in, d_out, (int) count, t, op, comm)) ok = 0;
+    CK(cudaMemcpy(h_out, d_out, bytes, cudaMemcpyDefault));
+    for (i = 0; ok && i < count; ++i) {
+        /* pair types: compare the value and index, not the padding */
+        size_t cmp = (size_t) ext;
+        if (cls == 4) cmp = (t == MPI_DOUBLE_INT || t == MPI_LONG_INT) ? 12 : 8;
+        if (t == MPI_LONG_DOUBLE) cmp = 10;
+        if (memcmp(h_out + i * (size_t) ext, h_ref + i * (size_t) ext, cmp)) { ok = 0; bad = i; }
+    }
+    snprintf(what, sizeof(what), "%s %s/%s count %zu%s%s %s%s", tag, ops[0].name == NULL ? "" : "",
+             "", count, in_place ? " in-place" : "", offset ? " offset+1" : "", mem_name[mem],
+             ok ? "" : " (mismatch)");
+    if (!ok && bad != (size_t) -1) fprintf(stderr, "rank %d: %s first bad element %zu\n", r, what, bad);
+    record(comm, ok, what);
+    if (d_in0) dfree(mem, d_in0);
+    dfree(mem, d_out0);
+    free(h_in); free(h_ref); free(h_tmp); free(h_out);
+}
+
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    float *a = in, *b = inout;
+    int i;
+    (void) dt;
+    for (i = 0; i < *len; ++i) b[i] = a[i] + b[i];
+}
+
+static void matrix(MPI_Comm comm, const char *ctag, int *id)
+{
+    size_t counts_full[] = { 1, 37, 4099, 65537 };
+    size_t counts_quick[] = { 37, 4099 };
+    size_t *counts = quick ? counts_quick : counts_full;
+    int ncounts = quick ? 2 : 4;
+    size_t o, t, c;
+    char tag[128];
+
+    for (o = 0; o < sizeof(ops) / sizeof(ops[0]); ++o) {
+        for (t = 0; t < sizeof(types) / sizeof(types[0]); ++t) {
+            if (!ops[o].ok_cls[types[t].cls]) continue;
+            snprintf(tag, sizeof(tag), "%s %s/%s", ctag, ops[o].name, types[t].name);
+            for (c = 0; c < (size_t) ncounts; ++c) {
+                one(comm, types[t].t, types[t].cls, ops[o].op, tag, counts[c], (int) (c & 1), 0, MEM_DEVICE, ++*id);
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Comm local, dup, split;
+    int lrank, ndev, wsize, id = 0, i;
+    char tag[128];
+
+    /* Open MPI 4.1's op/avx adds 8- and 16-bit integers with saturation
+     * (_mm256_adds_epi8), which is not C or MPI arithmetic: the reference
+     * must be the plain C implementation. */
+    setenv("OMPI_MCA_op", "^avx", 0);
+    MPI_Init(&argc, &argv);
+    for (i = 1; i < argc; ++i) if (0 == strcmp(argv[i], "--quick")) quick = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (cudaSuccess != cudaGetDeviceCount(&ndev) || ndev < 1) {
+        if (0 == wrank) printf("test_gpu_allreduce: SKIP: no CUDA device visible (%s)\n0 passed, 0 failed\n",
+                               cudaGetErrorString(cudaGetDeviceCount(&ndev)));
+        MPI_Finalize();
+        return 0;
+    }
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &lrank);
+    CK(cudaSetDevice(lrank % ndev));
+
+    /* size 0 and the full op x type matrix on MPI_COMM_WORLD */
+    one(MPI_COMM_WORLD, MPI_FLOAT, 1, MPI_SUM, "world sum/float", 0, 0, 0, MEM_DEVICE, ++id);
+    matrix(MPI_COMM_WORLD, "world", &id);
+
+    /* sizes up to 256 MiB, odd counts, both algorithms, offsets */
+    {
+        size_t sizes[] = { 1, 2, 3, 255, 1025, 65535, 262143, 1048577, 4194305, 16777217, 67108864 };
+        int ns = quick ? 8 : (int) (sizeof(sizes) / sizeof(sizes[0]));
+        for (i = 0; i < ns; ++i) {
+            one(MPI_COMM_WORLD, MPI_FLOAT, 1, MPI_SUM, "world sum/float", sizes[i], i & 1, 0, MEM_DEVICE, ++id);
+            one(MPI_COMM_WORLD, MPI_INT, 0, MPI_MAX, "world max/int", sizes[i], 0, 1, MEM_DEVICE, ++id);
+            one(MPI_COMM_WORLD, MPI_DOUBLE, 1, MPI_SUM, "world sum/double", sizes[i] / 2 + 1, 1, 1, MEM_DEVICE, ++id);
+        }
+        /* other allocators */
+        for (int m = MEM_ASYNC; m <= MEM_MANAGED; ++m) {
+            one(MPI_COMM_WORLD, MPI_FLOAT, 1, MPI_SUM, "world sum/float", 1001, 0, 0, (mem_t) m, ++id);
+            one(MPI_COMM_WORLD, MPI_FLOAT, 1, MPI_SUM, "world sum/float", 3000017, 1, 0, (mem_t) m, ++id);
+        }
+    }
+
+    /* staged paths: a user op and a derived (vector) type */
+    {
+        MPI_Op uop;
+        MPI_Datatype vec;
+        MPI_Op_create(user_sum, 1, &uop);
+        one(MPI_COMM_WORLD, MPI_FLOAT, 1, uop, "world user-op/float", 12345, 0, 0, MEM_DEVICE, ++id);
+        MPI_Type_vector(3, 2, 4, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        /* gaps must keep their poison: compare through the host path */
+        {
+            int n, r, ok = 1, j;
+            size_t cnt = 1000, ext = 10 * sizeof(int) * cnt + 64, k;
+            int *h = malloc(ext), *ref = malloc(ext), *tmp = malloc(ext), *d;
+            MPI_Comm_size(MPI_COMM_WORLD, &n);
+            MPI_Comm_rank(MPI_COMM_WORLD, &r);
+            for (j = 0; j < n; ++j) {
+                for (k = 0; k < ext / sizeof(int); ++k) tmp[k] = (int) (k * 31 + (size_t) j * 7 + 1);
+                if (j == 0) memcpy(ref, tmp, ext);
+                else MPI_Reduce_local(tmp, ref, (int) cnt, vec, MPI_SUM);
+                if (j == r) memcpy(h, tmp, ext);
+            }
+            CK(cudaMalloc((void **) &d, ext));
+            CK(cudaMemcpy(d, h, ext, cudaMemcpyDefault));
+            MPI_Allreduce(MPI_IN_PLACE, d, (int) cnt, vec, MPI_SUM, MPI_COMM_WORLD);
+            CK(cudaMemcpy(h, d, ext, cudaMemcpyDefault));
+            /* ref reduced in order 0..n-1 into rank 0's data; gaps hold rank 0's
+             * values in ref but this rank's own values in h: compare data only */
+            for (k = 0; k < cnt * 8; ++k) {
+                size_t blk = k / 8, w = k % 8, e = blk * 8 + (w / 2) * 4 + (w % 2);
+                if (e < ext / sizeof(int) && (w / 2) < 3 && h[e] != ref[e]) ok = 0;
+            }
+            record(MPI_COMM_WORLD, ok, "world derived vector type in-place");
+            CK(cudaFree(d));
+            free(h); free(ref); free(tmp);
+        }
+        MPI_Type_free(&vec);
+        MPI_Op_free(&uop);
+    }
+
+    /* sub-communicators: dup and an odd/even split */
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    one(dup, MPI_FLOAT, 1, MPI_SUM, "dup sum/float", 777777, 0, 0, MEM_DEVICE, ++id);
+    one(dup, MPI_DOUBLE, 1, MPI_MAX, "dup max/double", 33, 1, 0, MEM_DEVICE, ++id);
+    MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wsize - wrank, &split);
+    snprintf(tag, sizeof(tag), "split(%d)", wrank % 2);
+    if (!quick) matrix(split, tag, &id);
+    one(split, MPI_FLOAT, 1, MPI_SUM, "split sum/float", 5000001, 0, 1, MEM_DEVICE, ++id);
+    MPI_Comm_free(&split);
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&local);
+
+    {
+        int tot[2] = { npass, nfail }, all[2];
+        /* rank 0 counted world checks; split leaders counted theirs */
+        MPI_Reduce(tot, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (0 == wrank) printf("test_gpu_allreduce np=%d: %d passed, %d failed\n", wsize, all[0], all[1]);
+        MPI_Finalize();
+        return (0 == wrank && all[1]) ? 1 : 0;
+    }
+}

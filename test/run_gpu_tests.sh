@@ -1,0 +1,26 @@
+#!/bin/sh
+# GPU host: the allreduce correctness suite with 2 ranks on 2 GPUs and
+# 4 ranks on 2 GPUs, default selection and "--mca coll gpu" alone.
+# Usage: run_gpu_tests.sh BUILDDIR [--quick].  Ends with "N passed, N failed".
+B=${1:-$(pwd)}
+Q=$2
+MPIRUN=${MPIRUN:-mpirun}
+case ":$OMPI_MCA_mca_base_component_path:" in
+  *":$B/.libs:"*) ;;
+  *) export OMPI_MCA_mca_base_component_path="${OMPI_MCA_mca_base_component_path:+$OMPI_MCA_mca_base_component_path:}$B/.libs" ;;
+esac
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+pass=0; fail=0
+for cfg in "2" "4" "2 --mca coll gpu" "4 --mca coll_gpu_allreduce_algorithm twoshot"; do
+  set -- $cfg
+  np=$1; shift
+  echo "== np $np $*"
+  out=$($MPIRUN --oversubscribe --bind-to none -np $np "$@" "$B/test/gpu/test_gpu_allreduce" $Q 2>&1)
+  echo "$out" | grep -E "FAIL|passed|SKIP|coll/gpu|rank" | head -40
+  p=$(echo "$out" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' | tail -1)
+  f=$(echo "$out" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' | tail -1)
+  [ -n "$p" ] || { p=0; f=1; echo "(no summary: crashed)"; echo "$out" | tail -20; }
+  pass=$((pass+p)); fail=$((fail+f))
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
