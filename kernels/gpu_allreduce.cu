@@ -182,7 +182,7 @@ __device__ __forceinline__ size_t clamp_len(size_t total, size_t off, size_t len
     return off >= total ? 0 : (total - off < len ? total - off : len);
 }
 
-template <gpu_op_t OP, class T> __global__ void k_oneshot(gpu_allreduce_args_t a)
+template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_oneshot(gpu_allreduce_args_t a)
 {
     typedef gpu_red<OP, T> R;
     const size_t bytes = a.count * sizeof(T);
@@ -209,7 +209,7 @@ template <gpu_op_t OP, class T> __global__ void k_oneshot(gpu_allreduce_args_t a
     block_reduce<R, T>(src, a.nranks, len, static_cast<char *>(a.out) + lo, none, 0);
 }
 
-template <gpu_op_t OP, class T> __global__ void k_twoshot(gpu_allreduce_args_t a)
+template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_twoshot(gpu_allreduce_args_t a)
 {
     typedef gpu_red<OP, T> R;
     const size_t bytes = a.count * sizeof(T);
