@@ -13,7 +13,6 @@
 #include "ompi/constants.h"
 #include "ompi/request/request.h"
 
-#define GPU_M(module) ((mca_coll_gpu_module_t *) (module))
 
 static int gpu_any_device(const void *a, const void *b)
 {
@@ -32,7 +31,7 @@ static int gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_d
                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
                           ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                        m->prev.coll_iallreduce_module);
@@ -44,7 +43,7 @@ static int gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_data
                        struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
                                     m->prev.coll_ireduce_module);
@@ -57,7 +56,7 @@ static int gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_dataty
                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
                      ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_iscan(sbuf, rbuf, count, dtype, op, comm, request,
                                   m->prev.coll_iscan_module);
@@ -69,7 +68,7 @@ static int gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_data
                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_iexscan(sbuf, rbuf, count, dtype, op, comm, request,
                                     m->prev.coll_iexscan_module);
@@ -81,7 +80,7 @@ static int gpu_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int r
                       struct ompi_communicator_t *comm, ompi_request_t **request,
                       mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!mca_coll_gpu_is_device(buf)) {
         return m->prev.coll_ibcast(buf, count, dtype, root, comm, request,
                                    m->prev.coll_ibcast_module);
@@ -94,7 +93,7 @@ static int gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *
                           struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
                                        m->prev.coll_iallgather_module);
@@ -108,7 +107,7 @@ static int gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t 
                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                            ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_iallgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
                                         request, m->prev.coll_iallgatherv_module);
@@ -122,7 +121,7 @@ static int gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *s
                          struct ompi_communicator_t *comm, ompi_request_t **request,
                          mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
                                       m->prev.coll_ialltoall_module);
@@ -137,7 +136,7 @@ static int gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdisp
                           struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_ialltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls,
                                        rdtype, comm, request, m->prev.coll_ialltoallv_module);
@@ -153,7 +152,7 @@ static int gpu_ialltoallw(const void *sbuf, const int *scounts, const int *sdisp
                           struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_ialltoallw(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
                                        rdtypes, comm, request, m->prev.coll_ialltoallw_module);
@@ -167,7 +166,7 @@ static int gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdt
                        struct ompi_communicator_t *comm, ompi_request_t **request,
                        mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_igather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
                                     request, m->prev.coll_igather_module);
@@ -181,7 +180,7 @@ static int gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sd
                         int root, struct ompi_communicator_t *comm, ompi_request_t **request,
                         mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_igatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root,
                                      comm, request, m->prev.coll_igatherv_module);
@@ -195,7 +194,7 @@ static int gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sd
                         struct ompi_communicator_t *comm, ompi_request_t **request,
                         mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_iscatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
                                      request, m->prev.coll_iscatter_module);
@@ -210,7 +209,7 @@ static int gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs
                          struct ompi_communicator_t *comm, ompi_request_t **request,
                          mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_iscatterv(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root,
                                       comm, request, m->prev.coll_iscatterv_module);
@@ -224,7 +223,7 @@ static int gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                      struct ompi_communicator_t *comm, ompi_request_t **request,
                                      mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,
                                                   m->prev.coll_ireduce_scatter_block_module);
@@ -238,7 +237,7 @@ static int gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                                struct ompi_communicator_t *comm, ompi_request_t **request,
                                mca_coll_base_module_t *module)
 {
-    mca_coll_gpu_module_t *m = GPU_M(module);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (!gpu_any_device(sbuf, rbuf)) {
         return m->prev.coll_ireduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, request,
                                             m->prev.coll_ireduce_scatter_module);

@@ -132,14 +132,6 @@ static size_t gpu_v_extent(const int *counts, const int *displs, int n)
     return hi;
 }
 
-#define GPU_STAGED_PROLOGUE(S, R)                                                               \
-    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;                                \
-    gpu_stage_t s, r;                                                                           \
-    void *sv, *rv;                                                                              \
-    int ret;                                                                                    \
-    gpu_stage_init(&s, (S));                                                                    \
-    gpu_stage_init(&r, (R))
-
 int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                   struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
@@ -165,7 +157,12 @@ static int gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datat
                       struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                       mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!mca_coll_gpu_is_device(sbuf) && !(is_root && mca_coll_gpu_is_device(rbuf))) {
         return m->prev.coll_reduce(sbuf, rbuf, count, dtype, op, root, comm,
@@ -189,7 +186,12 @@ static int gpu_scan_like(const void *sbuf, void *rbuf, int count, struct ompi_da
                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
                          mca_coll_base_module_t *module, int exclusive)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     mca_coll_base_module_scan_fn_t fn = exclusive ? m->prev.coll_exscan : m->prev.coll_scan;
     mca_coll_base_module_t *fm = exclusive ? m->prev.coll_exscan_module : m->prev.coll_scan_module;
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
@@ -225,7 +227,12 @@ static int gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datat
 static int gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(NULL, buf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, NULL);
+    gpu_stage_init(&r, buf);
     (void) sv;
     if (!mca_coll_gpu_is_device(buf)) {
         return m->prev.coll_bcast(buf, count, dtype, root, comm, m->prev.coll_bcast_module);
@@ -243,7 +250,12 @@ static int gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *s
                          int rcount, struct ompi_datatype_t *rdtype,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
         return m->prev.coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                       m->prev.coll_allgather_module);
@@ -266,7 +278,12 @@ static int gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *
                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
         return m->prev.coll_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
                                        m->prev.coll_allgatherv_module);
@@ -288,7 +305,12 @@ static int gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sd
                         int rcount, struct ompi_datatype_t *rdtype,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const size_t n = (size_t) ompi_comm_size(comm);
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
         return m->prev.coll_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
@@ -312,7 +334,12 @@ static int gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispl
                          const int *rdispls, struct ompi_datatype_t *rdtype,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const int n = ompi_comm_size(comm);
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
         return m->prev.coll_alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls,
@@ -336,7 +363,12 @@ static int gpu_alltoallw(const void *sbuf, const int *scounts, const int *sdispl
                          const int *rdispls, struct ompi_datatype_t *const *rdtypes,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const int n = ompi_comm_size(comm);
     int i;
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
@@ -362,7 +394,12 @@ static int gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdty
                       int rcount, struct ompi_datatype_t *rdtype, int root,
                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!mca_coll_gpu_is_device(sbuf) && !(is_root && mca_coll_gpu_is_device(rbuf))) {
         return m->prev.coll_gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
@@ -387,7 +424,12 @@ static int gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt
                        const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
                        int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!mca_coll_gpu_is_device(sbuf) && !(is_root && mca_coll_gpu_is_device(rbuf))) {
         return m->prev.coll_gatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root,
@@ -412,7 +454,12 @@ static int gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt
                        int rcount, struct ompi_datatype_t *rdtype, int root,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!(is_root && mca_coll_gpu_is_device(sbuf)) && !mca_coll_gpu_is_device(rbuf)) {
         return m->prev.coll_scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
@@ -438,7 +485,12 @@ static int gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
                         struct ompi_datatype_t *rdtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!(is_root && mca_coll_gpu_is_device(sbuf)) && !mca_coll_gpu_is_device(rbuf)) {
         return m->prev.coll_scatterv(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root,
@@ -464,7 +516,12 @@ static int gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                     struct ompi_communicator_t *comm,
                                     mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const size_t n = (size_t) ompi_comm_size(comm);
     const int in_place = MPI_IN_PLACE == sbuf;
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
@@ -488,7 +545,12 @@ static int gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    GPU_STAGED_PROLOGUE(sbuf, rbuf);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    gpu_stage_t s, r;
+    void *sv, *rv;
+    int ret;
+    gpu_stage_init(&s, sbuf);
+    gpu_stage_init(&r, rbuf);
     const int n = ompi_comm_size(comm), in_place = MPI_IN_PLACE == sbuf;
     size_t total = 0;
     int i;
