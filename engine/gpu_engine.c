@@ -8,36 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "ipc/gpu_ipc.h"
-#include "topo/gpu_topo.h"
-
-#define GPU_CUDA_CHECK(call, label)                                                    \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (cudaSuccess != e_) {                                                       \
-            GPU_ERROR("%s: %s", #call, cudaGetErrorString(e_));                        \
-            st = GPU_ERR_CUDA;                                                         \
-            goto label;                                                                \
-        }                                                                              \
-    } while (0)
-
-struct gpu_engine_comm {
-    int rank;
-    int nranks;
-    int device;
-    int broken;
-    gpu_engine_params_t p;
-    gpu_topo_comm_t topo;
-    const gpu_transport_ops_t *tr;
-    char *scratch;
-    char *peer_base[GPU_MAX_PEERS];
-    size_t ll_off, ll_slot, ts_off, ts_block;
-    cudaStream_t stream;
-    gpu_kernel_error_t *err_host;
-    gpu_kernel_error_t *err_dev;
-    unsigned long long seq;
-    unsigned long long oneshot_calls;
-};
+#include "engine/gpu_engine_internal.h"
 
 typedef struct {
     int32_t status;
@@ -95,7 +66,14 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
         cap = 4096;
     }
     c->ts_block = cap * 2 * n;
-    *total = c->ts_off + c->ts_block * (size_t) c->p.nblocks;
+    /* exchange region: flags, then [source][block][parity] slots */
+    c->xg_flags_off = gpu_round_up(c->ts_off + c->ts_block * (size_t) c->p.nblocks, 4096);
+    c->xg_slots_off = c->xg_flags_off + gpu_round_up(GPU_XCHG_FLAGS_BYTES, 4096);
+    c->xg_slot = c->p.twoshot_scratch / (n * (size_t) c->p.nblocks * 2) / 4096 * 4096;
+    if (c->xg_slot < GPU_XCHG_MIN_CHUNK) {
+        c->xg_slot = GPU_XCHG_MIN_CHUNK;
+    }
+    *total = c->xg_slots_off + c->xg_slot * n * (size_t) c->p.nblocks * 2;
 }
 
 static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
@@ -111,6 +89,8 @@ static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_
     GPU_CUDA_CHECK(cudaHostGetDevicePointer((void **) &c->err_dev, c->err_host, 0), err_host);
     GPU_CUDA_CHECK(cudaMalloc((void **) &c->scratch, total), err_host);
     GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch, 0, c->ts_off, c->stream), err_scratch);
+    GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->xg_flags_off, 0,
+                                   c->xg_slots_off - c->xg_flags_off, c->stream), err_scratch);
     GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), err_scratch);
     st = c->tr->export_mem(c->scratch, handle);
     if (GPU_OK != st) {
@@ -150,6 +130,9 @@ static void gpu_engine_release(gpu_engine_comm_t *c)
     }
     if (NULL != c->stream) {
         (void) cudaStreamDestroy(c->stream);
+    }
+    while (c->nevents > 0) {
+        (void) cudaEventDestroy(c->events[--c->nevents]);
     }
 }
 
@@ -283,48 +266,31 @@ gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *c, size_t bytes)
 
 /* Bounded host wait: the kernel bounds its own waits, this catches a
  * kernel that never got scheduled. */
-typedef struct {
-    unsigned long long seq;
-    size_t count;
-    gpu_op_t op;
-    gpu_dtype_t dt;
-} gpu_call_desc_t;
-
-static const char *gpu_call_str(const gpu_call_desc_t *d, char *buf, size_t len)
+gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what)
 {
-    snprintf(buf, len, "allreduce #%llu (count %zu, %s, %s)", d->seq, d->count,
-             gpu_dtype_name(d->dt), gpu_op_name(d->op));
-    return buf;
-}
-
-static gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const gpu_call_desc_t *d)
-{
-    char what[160];
-    const double deadline = gpu_now() + 2.0 * c->p.timeout_s + 5.0;
+    const double limit = 2.0 * c->p.timeout_s + 5.0, deadline = gpu_now() + limit;
     cudaError_t e;
     unsigned spins = 0;
 
     while (cudaErrorNotReady == (e = cudaStreamQuery(c->stream))) {
         if (0 == (++spins & 1023) && gpu_now() > deadline) {
-            GPU_ERROR("rank %d: %s still running after %.0f s; giving up", c->rank,
-                      gpu_call_str(d, what, sizeof(what)),
-                      gpu_now() - deadline + 2.0 * c->p.timeout_s + 5.0);
+            GPU_ERROR("rank %d: %s still running after %.0f s; giving up", c->rank, what, limit);
             c->broken = 1;
             return GPU_ERR_TIMEOUT;
         }
     }
     if (cudaSuccess != e) {
-        GPU_ERROR("rank %d: %s failed: %s", c->rank, gpu_call_str(d, what, sizeof(what)),
-                  cudaGetErrorString(e));
+        GPU_ERROR("rank %d: %s failed: %s", c->rank, what, cudaGetErrorString(e));
         c->broken = 1;
         return GPU_ERR_CUDA;
     }
     if (c->err_host->raised) {
-        static const char *stages[] = { "one-shot", "reduce-scatter", "all-gather" };
+        static const char *stages[] = { "one-shot", "reduce-scatter", "all-gather",
+                                        "exchange send", "exchange receive" };
         GPU_ERROR("rank %d: %s timed out after %.1f s waiting for rank %d (block %d, %s stage, "
-                  "flag %llu, last seen %llu)", c->rank, gpu_call_str(d, what, sizeof(what)), c->p.timeout_s, c->err_host->peer,
-                  c->err_host->block,
-                  (unsigned) c->err_host->stage < 3 ? stages[c->err_host->stage] : "?",
+                  "flag %llu, last seen %llu)", c->rank, what, c->p.timeout_s,
+                  c->err_host->peer, c->err_host->block,
+                  (unsigned) c->err_host->stage < 5 ? stages[c->err_host->stage] : "?",
                   c->err_host->expected, c->err_host->seen);
         c->broken = 1;
         return GPU_ERR_TIMEOUT;
@@ -332,36 +298,60 @@ static gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const gpu_call_desc_t 
     return GPU_OK;
 }
 
+gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engine_req_t *req)
+{
+    cudaEvent_t ev;
+    cudaError_t e;
+
+    if (NULL == req) {
+        return gpu_engine_wait(c, what);
+    }
+    if (c->nevents > 0) {
+        ev = c->events[--c->nevents];
+    } else if (cudaSuccess != (e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming))) {
+        GPU_ERROR("rank %d: %s: cudaEventCreate: %s", c->rank, what, cudaGetErrorString(e));
+        return GPU_ERR_CUDA;
+    }
+    if (cudaSuccess != (e = cudaEventRecord(ev, c->stream))) {
+        GPU_ERROR("rank %d: %s: cudaEventRecord: %s", c->rank, what, cudaGetErrorString(e));
+        (void) cudaEventDestroy(ev);
+        return GPU_ERR_CUDA;
+    }
+    req->event = ev;
+    snprintf(req->what, sizeof(req->what), "%s", what);
+    return GPU_OK;
+}
+
 gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *out, size_t count,
-                                  gpu_op_t op, gpu_dtype_t dt)
+                                  gpu_op_t op, gpu_dtype_t dt, gpu_engine_req_t *req)
 {
     const size_t esize = gpu_dtype_size(dt), bytes = count * esize;
     gpu_allreduce_args_t a;
     gpu_algo_t algo;
     gpu_status_t st;
-    gpu_call_desc_t d = { c->seq + 1, count, op, dt };
+    char what[96];
     int dev = -1;
 
     if (c->broken) {
         return GPU_ERR_INVALID;
     }
-    if (0 == count) {
-        return GPU_OK;
-    }
     if (!gpu_kernel_supported(op, dt) || cudaSuccess != cudaGetDevice(&dev) || dev != c->device) {
         return GPU_ERR_UNSUPPORTED;
+    }
+    snprintf(what, sizeof(what), "allreduce #%llu (count %zu, %s, %s)", c->seq + 1, count,
+             gpu_dtype_name(dt), gpu_op_name(op));
+    if (0 == count) {
+        return gpu_engine_finish(c, what, req);
     }
     if (1 == c->nranks) {
         if (in != out) {
             cudaError_t e = cudaMemcpyAsync(out, in, bytes, cudaMemcpyDefault, c->stream);
             if (cudaSuccess != e) {
-                char what[160];
-                GPU_ERROR("%s: cudaMemcpyAsync: %s", gpu_call_str(&d, what, sizeof(what)),
-                          cudaGetErrorString(e));
+                GPU_ERROR("%s: cudaMemcpyAsync: %s", what, cudaGetErrorString(e));
                 return GPU_ERR_CUDA;
             }
         }
-        return gpu_engine_wait(c, &d);
+        return gpu_engine_finish(c, what, req);
     }
 
     memset(&a, 0, sizeof(a));
@@ -394,11 +384,11 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         a.ts_shard_bytes = shard;
         a.nblocks = (int) (nchunks < (size_t) c->p.nblocks ? nchunks : (size_t) c->p.nblocks);
     }
-    GPU_LOG(20, "allreduce #%llu count %zu: %s, %d blocks", a.seq, count, GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot",
+    GPU_LOG(20, "%s: %s, %d blocks", what, GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot",
             a.nblocks);
     st = gpu_kernel_allreduce(algo, op, dt, &a, c->stream);
     if (GPU_OK != st) {
         return st;
     }
-    return gpu_engine_wait(c, &d);
+    return gpu_engine_finish(c, what, req);
 }

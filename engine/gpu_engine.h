@@ -57,8 +57,39 @@ int gpu_engine_device(const gpu_engine_comm_t *comm);
 /* Chosen algorithm for a message (exposed for tests and verbose output). */
 gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *comm, size_t bytes);
 
+/*
+ * Nonblocking use: pass a request; the call returns once the work is
+ * queued on the engine's stream, and gpu_engine_req_test() reports
+ * GPU_INPROGRESS until it is done.  Work completes in the order started.
+ * With req NULL the call returns when the result is in place.
+ */
+typedef struct {
+    void *event;                 /* cudaEvent_t, owned by the engine */
+    char what[96];
+} gpu_engine_req_t;
+
 gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *comm, const void *in, void *out, size_t count,
-                                  gpu_op_t op, gpu_dtype_t dt);
+                                  gpu_op_t op, gpu_dtype_t dt, gpu_engine_req_t *req);
+
+/*
+ * Any other collective, as this rank's side of a set of pairwise
+ * transfers (engine/gpu_plan.h builds plans from MPI arguments).  op and
+ * dt matter only for GPU_XCHG_REDUCE plans.  Every rank of the
+ * communicator must call it for the same collective.
+ */
+gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *comm, const char *what,
+                             const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt,
+                             gpu_engine_req_t *req);
+
+/* GPU_OK when done (the request is then released), GPU_INPROGRESS, or an
+ * error (released too). */
+gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *comm, gpu_engine_req_t *req);
+
+/* Cut lengths for the exchange kernel: both are functions of the
+ * communicator only (same on every rank). */
+size_t gpu_engine_slot_bytes(const gpu_engine_comm_t *comm);
+int gpu_engine_rank(const gpu_engine_comm_t *comm);
+int gpu_engine_size(const gpu_engine_comm_t *comm);
 
 #ifdef __cplusplus
 }

@@ -6,29 +6,11 @@
 
 #include "gpu_kernels.h"
 #include "gpu_reduce_ops.h"
+#include "gpu_device.cuh"
 
 namespace {
 
-constexpr int kUnroll = 4;
-
-__device__ __forceinline__ unsigned long long ld_acquire_sys(const unsigned long long *p)
-{
-    unsigned long long v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_release_sys(unsigned long long *p, unsigned long long v)
-{
-    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ unsigned long long globaltimer()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
+using namespace gpu_dev;
 
 __device__ __forceinline__ unsigned long long *flag_ptr(char *base, int block, int stage, int src)
 {
@@ -53,80 +35,13 @@ __device__ bool block_barrier(const gpu_allreduce_args_t &a, int stage, unsigned
         __threadfence_system();
         st_release_sys(flag_ptr(a.peer_base[t], blockIdx.x, stage, a.rank), v);
         const unsigned long long *f = flag_ptr(a.peer_base[a.rank], blockIdx.x, stage, t);
-        const unsigned long long start = globaltimer();
-        unsigned long long seen;
-        while ((seen = ld_acquire_sys(f)) < v) {
-            if (globaltimer() - start > a.timeout_ns) {
-                if (0 == atomicCAS_system(&a.err->raised, 0, 1)) {
-                    a.err->peer = t;
-                    a.err->block = blockIdx.x;
-                    a.err->stage = stage;
-                    a.err->expected = v;
-                    a.err->seen = seen;
-                    __threadfence_system();
-                }
-                failed = 1;
-                break;
-            }
+        if (!wait_geq(f, v, a.timeout_ns, a.err, t, stage)) {
+            failed = 1;
         }
     }
     __syncthreads();
     return 0 == failed;
 }
-
-template <int U> struct unit;
-template <> struct unit<16> { typedef uint4 type; };
-template <> struct unit<8> { typedef unsigned long long type; };
-template <> struct unit<4> { typedef unsigned int type; };
-template <> struct unit<2> { typedef unsigned short type; };
-template <> struct unit<1> { typedef unsigned char type; };
-
-template <int U>
-__device__ __forceinline__ void copy_units(char *dst, const char *src, size_t bytes)
-{
-    typedef typename unit<U>::type V;
-    const size_t n = bytes / U;
-    V *d = reinterpret_cast<V *>(dst);
-    const V *s = reinterpret_cast<const V *>(src);
-    const size_t stride = (size_t) blockDim.x * kUnroll;
-    size_t i = threadIdx.x;
-    for (; i + (kUnroll - 1) * blockDim.x < n; i += stride) {
-        V r[kUnroll];
-#pragma unroll
-        for (int k = 0; k < kUnroll; ++k) {
-            r[k] = s[i + k * blockDim.x];
-        }
-#pragma unroll
-        for (int k = 0; k < kUnroll; ++k) {
-            d[i + k * blockDim.x] = r[k];
-        }
-    }
-    for (; i < n; i += blockDim.x) {
-        d[i] = s[i];
-    }
-}
-
-/* Block-wide copy at the widest access both pointers and the length allow. */
-__device__ void block_copy(char *dst, const char *src, size_t bytes)
-{
-    const unsigned a = (unsigned) (((uintptr_t) dst | (uintptr_t) src | bytes) & 15);
-    if (0 == a) {
-        copy_units<16>(dst, src, bytes);
-    } else if (0 == (a & 7)) {
-        copy_units<8>(dst, src, bytes);
-    } else if (0 == (a & 3)) {
-        copy_units<4>(dst, src, bytes);
-    } else if (0 == (a & 1)) {
-        copy_units<2>(dst, src, bytes);
-    } else {
-        copy_units<1>(dst, src, bytes);
-    }
-}
-
-template <class T> union vec16 {
-    uint4 v;
-    T e[16 / sizeof(T)];
-};
 
 /*
  * out[0:bytes] = src(0) op src(1) op ... op src(n-1), folded in rank order;

@@ -41,7 +41,13 @@ extern "C" {
 #define GPU_FLAG_STAGES 3
 #define GPU_FLAGS_BYTES ((size_t) GPU_MAX_BLOCKS * GPU_FLAG_STAGES * GPU_MAX_PEERS * 8)
 
-enum { GPU_STAGE_ONESHOT = 0, GPU_STAGE_SCATTER = 1, GPU_STAGE_GATHER = 2 };
+enum {
+    GPU_STAGE_ONESHOT = 0,
+    GPU_STAGE_SCATTER = 1,
+    GPU_STAGE_GATHER = 2,
+    GPU_STAGE_XSEND = 3,   /* exchange: waiting for a receiver to free a slot */
+    GPU_STAGE_XRECV = 4    /* exchange: waiting for a sender's chunk */
+};
 
 typedef enum {
     GPU_ALGO_AUTO = 0,
@@ -78,6 +84,82 @@ typedef struct {
     unsigned long long timeout_ns;
     gpu_kernel_error_t *err;
 } gpu_allreduce_args_t;
+
+/*
+ * The exchange kernel: every collective other than allreduce is a set of
+ * pairwise transfers "my bytes [src, len) to peer p" that land either in
+ * place (COPY: bcast, gather, scatter, allgather, alltoall and their v
+ * forms) or are folded in rank order with the local contribution
+ * (REDUCE: reduce, reduce_scatter, scan, exscan).  Both ends of a pair
+ * know its length (MPI requires matching signatures), so both cut it into
+ * the same chunks: chunk i travels through the receiver's slot
+ * (source, block i % nb, parity) and is handed over with two per-pair
+ * counters, "ready" (written by the sender into the receiver's flags) and
+ * "freed" (written back by the receiver).  Each block keeps its own
+ * cumulative counts in device memory, so no host bookkeeping and no
+ * global barrier is needed and pairs with nothing to say never talk.
+ *
+ * Scratch (per rank): flags region [ready | freed | sent | recvd], each
+ * GPU_MAX_PEERS x GPU_MAX_BLOCKS uint64, then slots
+ * [source][block][parity] of slot_bytes each.
+ */
+#define GPU_XCHG_MIN_CHUNK ((size_t) 4096)
+#define GPU_XCHG_FLAGS_BYTES ((size_t) 4 * GPU_MAX_PEERS * GPU_MAX_BLOCKS * 8)
+
+typedef enum { GPU_XCHG_COPY = 0, GPU_XCHG_REDUCE = 1 } gpu_xchg_mode_t;
+
+typedef struct {
+    int mode;                         /* gpu_xchg_mode_t */
+    int relay;                        /* receive a chunk before sending it on (chains) */
+    const char *send_src[GPU_MAX_PEERS];
+    size_t send_len[GPU_MAX_PEERS];   /* bytes to peer p (0: nothing) */
+    char *recv_dst[GPU_MAX_PEERS];    /* COPY: where source s's bytes land */
+    size_t recv_len[GPU_MAX_PEERS];   /* bytes from source s */
+    const char *red_self;             /* REDUCE: my contribution, if in range */
+    char *red_out;
+    size_t red_len;                   /* bytes from every source in range */
+    int red_lo, red_hi;               /* sources folded in rank order */
+    const char *self_src;             /* local copy done by the same launch */
+    char *self_dst;
+    size_t self_len;
+} gpu_xchg_plan_t;
+
+typedef struct {
+    gpu_xchg_plan_t plan;
+    int nranks;
+    int rank;
+    int nblocks;                      /* this launch's grid */
+    int nthreads;
+    int nb_max;                       /* block count every rank uses to cut pairs */
+    char *peer_base[GPU_MAX_PEERS];
+    size_t flags_off;
+    size_t slots_off;
+    size_t slot_bytes;
+    unsigned long long timeout_ns;
+    gpu_kernel_error_t *err;
+} gpu_xchg_args_t;
+
+/* Chunking of one pair, identical at both ends and in the unit tests. */
+#ifdef __CUDACC__
+#define GPU_XCHG_HD __host__ __device__ __forceinline__
+#else
+#define GPU_XCHG_HD static inline
+#endif
+GPU_XCHG_HD size_t gpu_xchg_chunk(size_t len, size_t slot_bytes, int nb_max)
+{
+    size_t c = (len + (size_t) nb_max - 1) / (size_t) nb_max;
+    c = (c + 15) / 16 * 16;
+    c = c < GPU_XCHG_MIN_CHUNK ? GPU_XCHG_MIN_CHUNK : c;
+    return c > slot_bytes ? slot_bytes : c;
+}
+GPU_XCHG_HD int gpu_xchg_pair_blocks(size_t len, size_t chunk, int nb_max)
+{
+    size_t n = (len + chunk - 1) / chunk;
+    return n < (size_t) nb_max ? (int) n : nb_max;
+}
+
+gpu_status_t gpu_kernel_xchg(gpu_op_t op, gpu_dtype_t dt, const gpu_xchg_args_t *args,
+                             void *stream);
 
 /* Launch one allreduce on stream (a cudaStream_t). */
 gpu_status_t gpu_kernel_allreduce(gpu_algo_t algo, gpu_op_t op, gpu_dtype_t dt,

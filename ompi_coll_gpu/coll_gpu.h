@@ -28,6 +28,7 @@
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi/request/request.h"
 
 #include "engine/gpu_engine.h"
 
@@ -54,6 +55,7 @@ typedef struct mca_coll_gpu_component_t {
     int oneshot_blocks;
     double timeout;
     char *fallback;
+    unsigned long bcast_chain_min;
 
     int gpu_available;   /* -1 unknown, 0 no, 1 yes */
     const char *no_gpu_reason;
@@ -89,14 +91,101 @@ int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dt
 int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m);
 int mca_coll_gpu_status_to_mpi(gpu_status_t st);
 
+/* native path helpers (coll_gpu_native.c) */
+typedef struct {
+    size_t size;        /* bytes per element; extent == size */
+    ptrdiff_t lb;       /* where element 0 starts relative to the buffer */
+} mca_coll_gpu_geom_t;
+
+/* one engine call: an exchange plan, or an allreduce when plan is NULL */
+typedef struct {
+    const char *what;
+    const gpu_xchg_plan_t *plan;
+    const void *in;
+    void *out;
+    size_t count;
+    gpu_op_t op;
+    gpu_dtype_t dt;
+} mca_coll_gpu_call_t;
+
+int mca_coll_gpu_geom(struct ompi_datatype_t *dt, mca_coll_gpu_geom_t *g);
+int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, int *ret);
+/* req NULL: blocking.  *ran 0: the engine declined, the caller stages. */
+int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call,
+                            ompi_request_t **req, int *ran);
+/* a staged or previous-module result as a (completed) request */
+int mca_coll_gpu_fallback_done(int ret, ompi_request_t **req);
+void mca_coll_gpu_install_native_reduce(mca_coll_gpu_module_t *m);
+
+/* nonblocking requests (coll_gpu_request.c): start hands out the request
+ * and its engine handle; commit queues it (started) or drops it */
+typedef struct mca_coll_gpu_request_t mca_coll_gpu_request_t;
+int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **request,
+                               mca_coll_gpu_request_t **out);
+gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r);
+void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started);
+void mca_coll_gpu_request_fini(void);
+
 /* collectives (blocking) */
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module);
+int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                               ompi_request_t **req);
 int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                   struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m);
+/* staged versions: device -> host, previous module, host -> device */
+int mca_coll_gpu_reduce_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t
+    *dtype, struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+    mca_coll_base_module_t *module);
+int mca_coll_gpu_scan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t
+    *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t
+    *module);
+int mca_coll_gpu_exscan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t
+    *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t
+    *module);
+int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_t *dtype, int root, struct
+    ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_allgather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+    void *rbuf, int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+    mca_coll_base_module_t *module);
+int mca_coll_gpu_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+    void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype, struct
+    ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_alltoall_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void
+    *rbuf, int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+    mca_coll_base_module_t *module);
+int mca_coll_gpu_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls, struct
+    ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *rdispls, struct
+    ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const int *sdispls, struct
+    ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls, struct
+    ompi_datatype_t *const *rdtypes, struct ompi_communicator_t *comm, mca_coll_base_module_t
+    *module);
+int mca_coll_gpu_gather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void
+    *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
+    mca_coll_base_module_t *module);
+int mca_coll_gpu_gatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void
+    *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype, int root, struct
+    ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_scatter_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void
+    *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
+    mca_coll_base_module_t *module);
+int mca_coll_gpu_scatterv_staged(const void *sbuf, const int *scounts, const int *displs, struct
+    ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+    struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_reduce_scatter_block_staged(const void *sbuf, void *rbuf, int rcount, struct
+    ompi_datatype_t *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm,
+    mca_coll_base_module_t *module);
+int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts, struct
+    ompi_datatype_t *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm,
+    mca_coll_base_module_t *module);
 void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m);
+/* native device-side versions of the collectives the engine serves */
+void mca_coll_gpu_install_native(mca_coll_gpu_module_t *m);
 void mca_coll_gpu_install_nonblocking(mca_coll_gpu_module_t *m);
 
 END_C_DECLS

@@ -97,45 +97,44 @@ int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dt
     return 1;
 }
 
-int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                           mca_coll_base_module_t *module)
+int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                               ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     const int in_place = (MPI_IN_PLACE == sbuf);
     const int rdev = mca_coll_gpu_is_device(rbuf);
     const int sdev = in_place ? rdev : mca_coll_gpu_is_device(sbuf);
-    gpu_dtype_t dt;
-    gpu_op_t gop;
-    gpu_status_t st;
-    int ret;
+    mca_coll_gpu_call_t call = { .what = "allreduce", .plan = NULL };
+    int ret = MPI_SUCCESS, ran = 0;
 
     if (!rdev && !sdev) {
-        return m->prev.coll_allreduce(sbuf, rbuf, count, dtype, op, comm,
-                                      m->prev.coll_allreduce_module);
+        return NULL != req ? m->prev.coll_iallreduce(sbuf, rbuf, count, dtype, op, comm, req,
+                                                     m->prev.coll_iallreduce_module)
+                           : m->prev.coll_allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                                    m->prev.coll_allreduce_module);
     }
-    if (0 == count) {
-        return MPI_SUCCESS;
+    if (rdev && sdev && MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm &&
+        mca_coll_gpu_map(dtype, op, &call.dt, &call.op) && mca_coll_gpu_native_ready(m, &ret)) {
+        call.in = in_place ? rbuf : sbuf;
+        call.out = rbuf;
+        call.count = (size_t) count;
+        ret = mca_coll_gpu_native_run(m, &call, req, &ran);
+        if (ran) {
+            return ret;
+        }
     }
-    if (!(rdev && sdev) || MCA_COLL_GPU_ALGO_STAGED == mca_coll_gpu_component.allreduce_algorithm ||
-        !mca_coll_gpu_map(dtype, op, &dt, &gop)) {
-        return mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m);
-    }
-    ret = mca_coll_gpu_bootstrap(m);
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    if (MCA_COLL_GPU_BOOT_READY != m->boot) {
-        return mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m);
-    }
-    st = gpu_engine_allreduce(m->engine, in_place ? rbuf : sbuf, rbuf, (size_t) count, gop, dt);
-    if (GPU_ERR_UNSUPPORTED == st) {
-        return mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m);
-    }
-    if (GPU_OK != st) {
-        opal_output(0, "coll/gpu: MPI_Allreduce(count=%d, %s, %s) on %s rank %d failed: %s",
-                    count, dtype->name, gpu_op_name(gop), comm->c_name, ompi_comm_rank(comm),
-                    gpu_status_string(st));
-    }
-    return mca_coll_gpu_status_to_mpi(st);
+    return mca_coll_gpu_fallback_done(
+        mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m), req);
+}
+
+int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module)
+{
+    return mca_coll_gpu_allreduce_any(sbuf, rbuf, count, dtype, op, comm, module, NULL);
 }

@@ -47,6 +47,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .oneshot_blocks = 8,
     .timeout = 60.0,
     .fallback = NULL,
+    .bcast_chain_min = 256 * 1024,
     .gpu_available = -1,
     .no_gpu_reason = NULL,
 };
@@ -89,9 +90,10 @@ static int mca_coll_gpu_register(void)
                      "allreduce; also sizes its scratch slots", MCA_BASE_VAR_TYPE_UNSIGNED_LONG,
                      NULL, OPAL_INFO_LVL_5, &c->oneshot_max);
     mca_coll_gpu_reg("scratch_bytes", "Bytes of peer-visible scratch per rank and communicator "
-                     "for the two-shot (bandwidth) allreduce", MCA_BASE_VAR_TYPE_UNSIGNED_LONG,
+                     "for the two-shot (bandwidth) allreduce, and as much again for the exchange "
+                     "kernel of the other collectives", MCA_BASE_VAR_TYPE_UNSIGNED_LONG,
                      NULL, OPAL_INFO_LVL_5, &c->scratch_bytes);
-    mca_coll_gpu_reg("nblocks", "Thread blocks (channels) of the two-shot allreduce, 1-64",
+    mca_coll_gpu_reg("nblocks", "Thread blocks (channels) of the two-shot allreduce and of the exchange kernel, 1-64",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nblocks);
     mca_coll_gpu_reg("nthreads", "Threads per block of the allreduce kernels (32-1024)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nthreads);
@@ -100,6 +102,10 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("timeout", "Seconds a rank waits for a peer inside a device collective "
                      "before it reports which peer it waited for and fails the call",
                      MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->timeout);
+    mca_coll_gpu_reg("bcast_chain_min", "Smallest device-buffer bcast in bytes that is "
+                     "pipelined along a chain of ranks when there are more than 2 (below it the "
+                     "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+                     OPAL_INFO_LVL_6, &c->bcast_chain_min);
     c->fallback = "tuned,basic,libnbc,self";
     mca_coll_gpu_reg("fallback", "Comma-separated coll components that coll/gpu opens itself "
                      "when the coll selection (e.g. --mca coll gpu) left them out, so that every "
@@ -138,6 +144,7 @@ static int mca_coll_gpu_open(void)
 
 static int mca_coll_gpu_close(void)
 {
+    mca_coll_gpu_request_fini();
     gpu_log_set_sink(NULL, 0);
     if (mca_coll_gpu_component.output >= 0) {
         opal_output_close(mca_coll_gpu_component.output);

@@ -137,6 +137,7 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
     m->super.coll_allreduce = mca_coll_gpu_allreduce;
     mca_coll_gpu_install_staged(m);
     mca_coll_gpu_install_nonblocking(m);
+    mca_coll_gpu_install_native(m);
     return &m->super;
 }
 

@@ -153,7 +153,7 @@ int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_gpu_reduce_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                       mca_coll_base_module_t *module)
 {
@@ -210,21 +210,21 @@ static int gpu_scan_like(const void *sbuf, void *rbuf, int count, struct ompi_da
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_gpu_scan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                     struct ompi_op_t *op, struct ompi_communicator_t *comm,
                     mca_coll_base_module_t *module)
 {
     return gpu_scan_like(sbuf, rbuf, count, dtype, op, comm, module, 0);
 }
 
-static int gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_gpu_exscan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
                       mca_coll_base_module_t *module)
 {
     return gpu_scan_like(sbuf, rbuf, count, dtype, op, comm, module, 1);
 }
 
-static int gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
@@ -246,7 +246,7 @@ static int gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int ro
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_gpu_allgather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          int rcount, struct ompi_datatype_t *rdtype,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -273,7 +273,7 @@ static int gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *s
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+int mca_coll_gpu_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                           void *rbuf, const int *rcounts, const int *displs,
                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                           mca_coll_base_module_t *module)
@@ -301,7 +301,7 @@ static int gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_gpu_alltoall_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                         int rcount, struct ompi_datatype_t *rdtype,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -329,7 +329,7 @@ static int gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sd
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+int mca_coll_gpu_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls,
                          struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                          const int *rdispls, struct ompi_datatype_t *rdtype,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
@@ -358,7 +358,7 @@ static int gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispl
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const int *sdispls,
                          struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
                          const int *rdispls, struct ompi_datatype_t *const *rdtypes,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
@@ -390,7 +390,7 @@ static int gpu_alltoallw(const void *sbuf, const int *scounts, const int *sdispl
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_gpu_gather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                       int rcount, struct ompi_datatype_t *rdtype, int root,
                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -420,7 +420,7 @@ static int gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdty
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_gpu_gatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                        const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
                        int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -450,7 +450,7 @@ static int gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdt
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_gpu_scatter_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                        int rcount, struct ompi_datatype_t *rdtype, int root,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -480,7 +480,7 @@ static int gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdt
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
+int mca_coll_gpu_scatterv_staged(const void *sbuf, const int *scounts, const int *displs,
                         struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                         struct ompi_datatype_t *rdtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
@@ -511,7 +511,7 @@ static int gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+int mca_coll_gpu_reduce_scatter_block_staged(const void *sbuf, void *rbuf, int rcount,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm,
                                     mca_coll_base_module_t *module)
@@ -541,7 +541,7 @@ static int gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     return gpu_stage_done(&s, &r, ret);
 }
 
-static int gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -576,19 +576,19 @@ static int gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
 
 void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m)
 {
-    m->super.coll_allgather = gpu_allgather;
-    m->super.coll_allgatherv = gpu_allgatherv;
-    m->super.coll_alltoall = gpu_alltoall;
-    m->super.coll_alltoallv = gpu_alltoallv;
-    m->super.coll_alltoallw = gpu_alltoallw;
-    m->super.coll_bcast = gpu_bcast;
-    m->super.coll_exscan = gpu_exscan;
-    m->super.coll_gather = gpu_gather;
-    m->super.coll_gatherv = gpu_gatherv;
-    m->super.coll_reduce = gpu_reduce;
-    m->super.coll_reduce_scatter = gpu_reduce_scatter;
-    m->super.coll_reduce_scatter_block = gpu_reduce_scatter_block;
-    m->super.coll_scan = gpu_scan;
-    m->super.coll_scatter = gpu_scatter;
-    m->super.coll_scatterv = gpu_scatterv;
+    m->super.coll_allgather = mca_coll_gpu_allgather_staged;
+    m->super.coll_allgatherv = mca_coll_gpu_allgatherv_staged;
+    m->super.coll_alltoall = mca_coll_gpu_alltoall_staged;
+    m->super.coll_alltoallv = mca_coll_gpu_alltoallv_staged;
+    m->super.coll_alltoallw = mca_coll_gpu_alltoallw_staged;
+    m->super.coll_bcast = mca_coll_gpu_bcast_staged;
+    m->super.coll_exscan = mca_coll_gpu_exscan_staged;
+    m->super.coll_gather = mca_coll_gpu_gather_staged;
+    m->super.coll_gatherv = mca_coll_gpu_gatherv_staged;
+    m->super.coll_reduce = mca_coll_gpu_reduce_staged;
+    m->super.coll_reduce_scatter = mca_coll_gpu_reduce_scatter_staged;
+    m->super.coll_reduce_scatter_block = mca_coll_gpu_reduce_scatter_block_staged;
+    m->super.coll_scan = mca_coll_gpu_scan_staged;
+    m->super.coll_scatter = mca_coll_gpu_scatter_staged;
+    m->super.coll_scatterv = mca_coll_gpu_scatterv_staged;
 }

@@ -19,10 +19,11 @@ run() { # name, command...
 }
 run "unit: reduction functors vs MPI_Reduce_local" "$B/test/unit/test_reduce_ops"
 run "unit: topology table" "$B/test/unit/test_topo"
+run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
 run "ompi_info lists coll gpu and every parameter with help" sh -c '
   out=$(ompi_info --param coll gpu --level 9) || exit 1
   echo "$out" | grep -q "MCA coll: gpu" || exit 1
-  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback; do
+  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min; do
     echo "$out" | grep -q "\"coll_gpu_$p\"" || { echo "missing coll_gpu_$p"; exit 1; }
   done'
 run "no GPU: component declines and says why at verbose 1" sh -c "
@@ -33,6 +34,7 @@ for np in 1 2 4; do
   run "host collectives, --mca coll gpu alone, np $np" $MPIRUN --oversubscribe --mca coll gpu -np $np "$B/test/mpi/test_host_colls"
 done
 run "GPU allreduce test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_allreduce | grep -q SKIP"
+run "GPU collectives test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_colls | grep -q SKIP"
 run "demo reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/allreduce_demo | grep -q 'no GPU present'"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

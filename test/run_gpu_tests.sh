@@ -1,6 +1,7 @@
 #!/bin/sh
-# GPU host: the allreduce correctness suite with 2 ranks on 2 GPUs and
-# 4 ranks on 2 GPUs, default selection and "--mca coll gpu" alone.
+# GPU host: the allreduce suite and the suite of every other collective
+# (blocking and nonblocking) with 2 ranks on 2 GPUs and 4 ranks on 2 GPUs,
+# default selection and "--mca coll gpu" alone.
 # Usage: run_gpu_tests.sh BUILDDIR [--quick].  Ends with "N passed, N failed".
 B=${1:-$(pwd)}
 Q=$2
@@ -11,11 +12,14 @@ case ":$OMPI_MCA_mca_base_component_path:" in
 esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 pass=0; fail=0
-for cfg in "2" "4" "2 --mca coll gpu" "4 --mca coll_gpu_allreduce_algorithm twoshot"; do
+for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 --mca coll gpu" \
+           "test_gpu_allreduce 4 --mca coll_gpu_allreduce_algorithm twoshot" \
+           "test_gpu_colls 2" "test_gpu_colls 4" "test_gpu_colls 2 --mca coll gpu" \
+           "test_gpu_colls 4 --mca coll_gpu_bcast_chain_min 0"; do
   set -- $cfg
-  np=$1; shift
-  echo "== np $np $*"
-  out=$($MPIRUN --oversubscribe --bind-to none -np $np "$@" "$B/test/gpu/test_gpu_allreduce" $Q 2>&1)
+  prog=$1; np=$2; shift 2
+  echo "== $prog np $np $*"
+  out=$($MPIRUN --oversubscribe --bind-to none -np $np "$@" "$B/test/gpu/$prog" $Q 2>&1)
   echo "$out" | grep -E "FAIL|passed|SKIP|coll/gpu|rank" | head -40
   p=$(echo "$out" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' | tail -1)
   f=$(echo "$out" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' | tail -1)

@@ -10,6 +10,7 @@ const char *gpu_status_string(gpu_status_t st)
 {
     switch (st) {
     case GPU_OK: return "success";
+    case GPU_INPROGRESS: return "in progress";
     case GPU_ERR_CUDA: return "CUDA error";
     case GPU_ERR_NO_MEMORY: return "out of memory";
     case GPU_ERR_UNSUPPORTED: return "not supported";

@@ -11,6 +11,7 @@ extern "C" {
 #endif
 
 typedef enum {
+    GPU_INPROGRESS = 1,       /* started, not finished: ask again */
     GPU_OK = 0,
     GPU_ERR_CUDA = -1,        /* a CUDA call failed; logged with its string */
     GPU_ERR_NO_MEMORY = -2,

@@ -1,11 +1,16 @@
 /*
- * MPI_Allreduce on device buffers (float, sum), 8 B .. max, nccl-tests
- * style, and in the same run on the same buffers ncclAllReduce + stream
- * synchronize when libnccl.so.2 can be loaded (dlopen: the build never
- * needs NCCL).  Time per size is the slowest rank's mean over the timed
- * iterations.  busbw = algbw * 2 (n-1) / n.
+ * Device-buffer collectives (float, sum), 8 B .. max, nccl-tests style:
+ * MPI_<coll> through the selected coll component, and in the same run on
+ * the same buffers the NCCL counterpart + stream synchronize when
+ * libnccl.so.2 can be loaded (dlopen: the build never needs NCCL).  Time
+ * per size is the slowest rank's mean over the timed iterations.  Size
+ * and busbw follow nccl-tests: size is the largest buffer of a rank
+ * (allgather: the output; reduce_scatter, alltoall: the input); busbw =
+ * algbw x 2(n-1)/n for allreduce, (n-1)/n for allgather, reduce_scatter
+ * and alltoall, 1 for bcast and reduce.
  *
- *   gpucoll_bench [-b min_bytes] [-e max_bytes] [-n iters] [--no-nccl] [--csv FILE]
+ *   gpucoll_bench [-c allreduce|bcast|reduce|allgather|reduce_scatter|alltoall]
+ *                 [-b min_bytes] [-e max_bytes] [-n iters] [--no-nccl] [--csv FILE]
  */
 #include <dlfcn.h>
 #include <mpi.h>
@@ -25,6 +30,14 @@ static struct {
     int (*get_unique_id)(nccl_id_t *);
     int (*comm_init_rank)(nccl_comm_t *, int, nccl_id_t, int);
     int (*all_reduce)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*broadcast)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*reduce)(const void *, void *, size_t, int, int, int, nccl_comm_t, cudaStream_t);
+    int (*all_gather)(const void *, void *, size_t, int, nccl_comm_t, cudaStream_t);
+    int (*reduce_scatter)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*send)(const void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*recv)(void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*group_start)(void);
+    int (*group_end)(void);
     int (*comm_destroy)(nccl_comm_t);
     int (*get_version)(int *);
 } nccl;
@@ -38,17 +51,78 @@ static int nccl_load(void)
     nccl.all_reduce = (int (*)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t)) dlsym(h, "ncclAllReduce");
     nccl.comm_destroy = (int (*)(nccl_comm_t)) dlsym(h, "ncclCommDestroy");
     nccl.get_version = (int (*)(int *)) dlsym(h, "ncclGetVersion");
-    return nccl.get_unique_id && nccl.comm_init_rank && nccl.all_reduce && nccl.comm_destroy;
+    *(void **) &nccl.broadcast = dlsym(h, "ncclBroadcast");
+    *(void **) &nccl.reduce = dlsym(h, "ncclReduce");
+    *(void **) &nccl.all_gather = dlsym(h, "ncclAllGather");
+    *(void **) &nccl.reduce_scatter = dlsym(h, "ncclReduceScatter");
+    *(void **) &nccl.send = dlsym(h, "ncclSend");
+    *(void **) &nccl.recv = dlsym(h, "ncclRecv");
+    *(void **) &nccl.group_start = dlsym(h, "ncclGroupStart");
+    *(void **) &nccl.group_end = dlsym(h, "ncclGroupEnd");
+    return nccl.get_unique_id && nccl.comm_init_rank && nccl.all_reduce && nccl.comm_destroy &&
+           nccl.broadcast && nccl.reduce && nccl.all_gather && nccl.reduce_scatter && nccl.send &&
+           nccl.recv && nccl.group_start && nccl.group_end;
+}
+
+enum { B_ALLREDUCE, B_BCAST, B_REDUCE, B_ALLGATHER, B_REDUCE_SCATTER, B_ALLTOALL, B_N };
+static const char *bname[] = { "allreduce", "bcast", "reduce", "allgather", "reduce_scatter",
+                               "alltoall" };
+static int coll, nranks;
+
+/* elements per rank-to-rank unit for a size in bytes (see the header) */
+static size_t unit_count(size_t bytes)
+{
+    const size_t n = (size_t) nranks;
+    return (coll >= B_ALLGATHER ? bytes / n : bytes) / sizeof(float);
+}
+
+static double bus_factor(void)
+{
+    const double n = nranks;
+    return coll == B_ALLREDUCE ? 2.0 * (n - 1) / n : coll >= B_ALLGATHER ? (n - 1) / n : 1.0;
+}
+
+static void mpi_call(void *s, void *r, size_t c)
+{
+    const int n = (int) c;
+    switch (coll) {
+    case B_ALLREDUCE: MPI_Allreduce(s, r, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+    case B_BCAST: MPI_Bcast(s, n, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+    case B_REDUCE: MPI_Reduce(s, r, n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); break;
+    case B_ALLGATHER: MPI_Allgather(s, n, MPI_FLOAT, r, n, MPI_FLOAT, MPI_COMM_WORLD); break;
+    case B_REDUCE_SCATTER: MPI_Reduce_scatter_block(s, r, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+    case B_ALLTOALL: MPI_Alltoall(s, n, MPI_FLOAT, r, n, MPI_FLOAT, MPI_COMM_WORLD); break;
+    }
+}
+
+static int nccl_call(nccl_comm_t nc, cudaStream_t st, void *s, void *r, size_t c)
+{
+    int rc = 0;
+    switch (coll) {
+    case B_ALLREDUCE: return nccl.all_reduce(s, r, c, 7 /* float */, 0 /* sum */, nc, st);
+    case B_BCAST: return nccl.broadcast(s, s, c, 7, 0, nc, st);
+    case B_REDUCE: return nccl.reduce(s, r, c, 7, 0, 0, nc, st);
+    case B_ALLGATHER: return nccl.all_gather(s, r, c, 7, nc, st);
+    case B_REDUCE_SCATTER: return nccl.reduce_scatter(s, r, c, 7, 0, nc, st);
+    case B_ALLTOALL:
+        rc |= nccl.group_start();
+        for (int p = 0; p < nranks; ++p) {
+            rc |= nccl.send((float *) s + (size_t) p * c, c, 7, p, nc, st);
+            rc |= nccl.recv((float *) r + (size_t) p * c, c, 7, p, nc, st);
+        }
+        return rc | nccl.group_end();
+    }
+    return 1;
 }
 
 static double time_mpi(void *s, void *r, size_t count, int iters, int warm)
 {
     double t0, dt, mx;
     int i;
-    for (i = 0; i < warm; ++i) MPI_Allreduce(s, r, (int) count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (i = 0; i < warm; ++i) mpi_call(s, r, count);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    for (i = 0; i < iters; ++i) MPI_Allreduce(s, r, (int) count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (i = 0; i < iters; ++i) mpi_call(s, r, count);
     dt = (MPI_Wtime() - t0) / iters;
     MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return mx;
@@ -63,8 +137,8 @@ static double time_nccl(nccl_comm_t c, cudaStream_t st, void *s, void *r, size_t
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = MPI_Wtime();
         }
-        if (0 != nccl.all_reduce(s, r, count, 7 /* ncclFloat32 */, 0 /* ncclSum */, c, st)) {
-            fprintf(stderr, "ncclAllReduce failed\n");
+        if (0 != nccl_call(c, st, s, r, count)) {
+            fprintf(stderr, "NCCL %s failed\n", bname[coll]);
             MPI_Abort(MPI_COMM_WORLD, 3);
         }
         CK(cudaStreamSynchronize(st));
@@ -89,12 +163,22 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    nranks = size;
     for (i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-b") && i + 1 < argc) minb = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-e") && i + 1 < argc) maxb = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) iters_arg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-nccl")) use_nccl = 0;
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+        else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
+            const char *name = argv[++i];
+            for (coll = 0; coll < B_N && strcmp(bname[coll], name); ++coll) {}
+            if (coll == B_N) {
+                if (0 == rank) fprintf(stderr, "gpucoll_bench: unknown collective %s\n", name);
+                MPI_Finalize();
+                return 1;
+            }
+        }
     }
     if (cudaSuccess != cudaGetDeviceCount(&ndev) || ndev < 1) {
         if (0 == rank) printf("gpucoll_bench: no CUDA device visible; nothing to measure\n");
@@ -127,32 +211,35 @@ int main(int argc, char **argv)
         if (nccl.get_version) nccl.get_version(&nver);
     }
     if (0 == rank) {
-        printf("# MPI_Allreduce (float, sum, device buffers), %d ranks, %d GPU(s) per node visible%s",
-               size, ndev, use_nccl ? "" : ", NCCL not available\n");
+        printf("# MPI_%s (float, sum, device buffers), %d ranks, %d GPU(s) per node visible%s",
+               bname[coll], size, ndev, use_nccl ? "" : ", NCCL not available\n");
         if (use_nccl) printf(", NCCL %d\n", nver);
         printf("%12s %10s %10s %10s", "size(B)", "time(us)", "algbw", "busbw");
         if (use_nccl) printf(" %10s %10s %8s", "nccl(us)", "nccl_bus", "speedup");
         printf("\n");
         if (csv) {
             cf = fopen(csv, "w");
-            if (cf) fprintf(cf, "bytes,time_us,algbw_GBs,busbw_GBs,nccl_time_us,nccl_busbw_GBs\n");
+            if (cf) fprintf(cf, "coll,bytes,time_us,algbw_GBs,busbw_GBs,nccl_time_us,nccl_busbw_GBs\n");
         }
     }
     for (bytes = minb; bytes <= maxb; bytes *= 2) {
-        size_t count = bytes / sizeof(float);
+        size_t count = unit_count(bytes);
+        if (0 == count) {
+            continue;   /* smaller than one element per rank */
+        }
         int iters = iters_arg ? iters_arg : (bytes <= (1u << 20) ? 200 : (bytes <= (64u << 20) ? 50 : 10));
         int warm = iters / 10 + 2;
         double t = time_mpi(s, r, count, iters, warm), tn = 0;
-        double alg = (double) bytes / t / 1e9, bus = alg * 2.0 * (size - 1) / size;
+        double alg = (double) bytes / t / 1e9, bus = alg * bus_factor();
         if (use_nccl) tn = time_nccl(nc, st, s, r, count, iters, warm);
         if (0 == rank) {
             printf("%12zu %10.2f %10.2f %10.2f", bytes, t * 1e6, alg, bus);
             if (use_nccl) {
-                double nb = (double) bytes / tn / 1e9 * 2.0 * (size - 1) / size;
+                double nb = (double) bytes / tn / 1e9 * bus_factor();
                 printf(" %10.2f %10.2f %8.2f", tn * 1e6, nb, tn / t);
-                if (cf) fprintf(cf, "%zu,%.3f,%.3f,%.3f,%.3f,%.3f\n", bytes, t * 1e6, alg, bus, tn * 1e6, nb);
+                if (cf) fprintf(cf, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f\n", bname[coll], bytes, t * 1e6, alg, bus, tn * 1e6, nb);
             } else if (cf) {
-                fprintf(cf, "%zu,%.3f,%.3f,%.3f,,\n", bytes, t * 1e6, alg, bus);
+                fprintf(cf, "%s,%zu,%.3f,%.3f,%.3f,,\n", bname[coll], bytes, t * 1e6, alg, bus);
             }
             printf("\n");
             fflush(stdout);

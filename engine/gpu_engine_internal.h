@@ -1,0 +1,53 @@
+/*
+ * Engine internals shared by its files (gpu_engine.c: setup, scratch and
+ * allreduce; gpu_engine_xchg.c: the exchange collectives and requests).
+ */
+#ifndef GPU_ENGINE_INTERNAL_H
+#define GPU_ENGINE_INTERNAL_H
+
+#include <cuda_runtime_api.h>
+
+#include "engine/gpu_engine.h"
+#include "ipc/gpu_ipc.h"
+#include "topo/gpu_topo.h"
+
+#define GPU_CUDA_CHECK(call, label)                                                    \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (cudaSuccess != e_) {                                                       \
+            GPU_ERROR("%s: %s", #call, cudaGetErrorString(e_));                        \
+            st = GPU_ERR_CUDA;                                                         \
+            goto label;                                                                \
+        }                                                                              \
+    } while (0)
+
+#define GPU_ENGINE_EVENTS 64
+
+struct gpu_engine_comm {
+    int rank;
+    int nranks;
+    int device;
+    int broken;
+    gpu_engine_params_t p;
+    gpu_topo_comm_t topo;
+    const gpu_transport_ops_t *tr;
+    char *scratch;
+    char *peer_base[GPU_MAX_PEERS];
+    size_t ll_off, ll_slot, ts_off, ts_block;
+    cudaStream_t stream;
+    gpu_kernel_error_t *err_host;
+    gpu_kernel_error_t *err_dev;
+    unsigned long long seq;
+    unsigned long long oneshot_calls;
+    size_t xg_flags_off, xg_slots_off, xg_slot;
+    cudaEvent_t events[GPU_ENGINE_EVENTS];   /* free pool for requests */
+    int nevents;
+};
+
+
+/* Wait for everything launched so far; what names the call in errors. */
+gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what);
+/* Blocking (req NULL): wait; otherwise record completion into req. */
+gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engine_req_t *req);
+
+#endif /* GPU_ENGINE_INTERNAL_H */

@@ -1,0 +1,47 @@
+/*
+ * Plans: each collective as this rank's side of the exchange kernel's
+ * pairwise transfers (gpu_xchg_plan_t, see kernels/gpu_kernels.h).  Pure
+ * arithmetic on byte counts and addresses, no CUDA and no MPI, so the CPU
+ * tests check every plan against a host reference by emulating it.
+ *
+ * Lengths and displacements are bytes.  A NULL send buffer means
+ * MPI_IN_PLACE with the MPI meaning for that collective.  The chain flag
+ * makes bcast a pipelined relay root -> root+1 -> ... instead of the root
+ * writing to every peer (better when one link would carry n-1 copies).
+ */
+#ifndef GPU_PLAN_H
+#define GPU_PLAN_H
+
+#include <stddef.h>
+
+#include "kernels/gpu_kernels.h"
+#include "util/gpu_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char *buf,
+                            size_t bytes, int chain);
+gpu_status_t gpu_plan_reduce(gpu_xchg_plan_t *p, int rank, int n, int root, const char *sbuf,
+                             char *rbuf, size_t bytes);
+gpu_status_t gpu_plan_allgatherv(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,
+                                 char *rbuf, const size_t *rlen, const size_t *rdispl);
+gpu_status_t gpu_plan_alltoallv(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,
+                                const size_t *slen, const size_t *sdispl, char *rbuf,
+                                const size_t *rlen, const size_t *rdispl);
+gpu_status_t gpu_plan_gatherv(gpu_xchg_plan_t *p, int rank, int n, int root, const char *sbuf,
+                              size_t slen, char *rbuf, const size_t *rlen, const size_t *rdispl);
+gpu_status_t gpu_plan_scatterv(gpu_xchg_plan_t *p, int rank, int n, int root, const char *sbuf,
+                               const size_t *slen, const size_t *sdispl, char *rbuf, size_t rlen);
+/* Not in place: the caller stages in-place reduce_scatter (uniform rule). */
+gpu_status_t gpu_plan_reduce_scatterv(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,
+                                      char *rbuf, const size_t *len, const size_t *displ);
+gpu_status_t gpu_plan_scan(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf, char *rbuf,
+                           size_t bytes, int exclusive);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPU_PLAN_H */

@@ -1,0 +1,134 @@
+/*
+ * Device-side building blocks shared by the collective kernels: system-
+ * scope flag access (peers live in other processes and GPUs, so release/
+ * acquire are .sys), the global timer that bounds every wait, and a
+ * block-wide copy that picks the widest access the addresses allow.
+ */
+#ifndef GPU_DEVICE_CUH
+#define GPU_DEVICE_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu_kernels.h"
+
+namespace gpu_dev {
+
+constexpr int kUnroll = 4;
+
+__device__ __forceinline__ unsigned long long ld_acquire_sys(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_release_sys(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long globaltimer()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+template <int U> struct unit;
+template <> struct unit<16> { typedef uint4 type; };
+template <> struct unit<8> { typedef unsigned long long type; };
+template <> struct unit<4> { typedef unsigned int type; };
+template <> struct unit<2> { typedef unsigned short type; };
+template <> struct unit<1> { typedef unsigned char type; };
+
+template <int U>
+__device__ __forceinline__ void copy_units(char *dst, const char *src, size_t bytes)
+{
+    typedef typename unit<U>::type V;
+    const size_t n = bytes / U;
+    V *d = reinterpret_cast<V *>(dst);
+    const V *s = reinterpret_cast<const V *>(src);
+    const size_t stride = (size_t) blockDim.x * kUnroll;
+    size_t i = threadIdx.x;
+    for (; i + (kUnroll - 1) * blockDim.x < n; i += stride) {
+        V r[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            r[k] = s[i + k * blockDim.x];
+        }
+#pragma unroll
+        for (int k = 0; k < kUnroll; ++k) {
+            d[i + k * blockDim.x] = r[k];
+        }
+    }
+    for (; i < n; i += blockDim.x) {
+        d[i] = s[i];
+    }
+}
+
+/* Block-wide copy at the widest access both pointers and the length allow. */
+__device__ inline void block_copy(char *dst, const char *src, size_t bytes)
+{
+    const unsigned a = (unsigned) (((uintptr_t) dst | (uintptr_t) src | bytes) & 15);
+    if (0 == a) {
+        copy_units<16>(dst, src, bytes);
+    } else if (0 == (a & 7)) {
+        copy_units<8>(dst, src, bytes);
+    } else if (0 == (a & 3)) {
+        copy_units<4>(dst, src, bytes);
+    } else if (0 == (a & 1)) {
+        copy_units<2>(dst, src, bytes);
+    } else {
+        copy_units<1>(dst, src, bytes);
+    }
+}
+
+template <class T> union vec16 {
+    uint4 v;
+    T e[16 / sizeof(T)];
+};
+
+/*
+ * out[0:bytes] = src(0) op src(1) op ... op src(n-1), folded in rank order;
+ * the result also goes to every extra destination.  Sources and extras are
+ * scratch (16-byte aligned); out may be any T-aligned address.
+ */
+
+/* Record the first timeout of the launch in host-mapped memory. */
+__device__ __forceinline__ void report_timeout(gpu_kernel_error_t *err, int peer, int stage,
+                                               unsigned long long expected,
+                                               unsigned long long seen)
+{
+    if (0 == atomicCAS_system(&err->raised, 0, 1)) {
+        err->peer = peer;
+        err->block = blockIdx.x;
+        err->stage = stage;
+        err->expected = expected;
+        err->seen = seen;
+        __threadfence_system();
+    }
+}
+
+/* One thread waits until *f >= v or the timeout expires; false on expiry. */
+__device__ __forceinline__ bool wait_geq(const unsigned long long *f, unsigned long long v,
+                                         unsigned long long timeout_ns, gpu_kernel_error_t *err,
+                                         int peer, int stage)
+{
+    unsigned long long seen = ld_acquire_sys(f);
+    if (seen >= v) {
+        return true;
+    }
+    const unsigned long long start = globaltimer();
+    while ((seen = ld_acquire_sys(f)) < v) {
+        if (globaltimer() - start > timeout_ns) {
+            report_timeout(err, peer, stage, v, seen);
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace gpu_dev
+
+#endif /* GPU_DEVICE_CUH */

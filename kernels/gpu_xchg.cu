@@ -1,0 +1,305 @@
+/*
+ * The pairwise exchange kernel behind every collective but allreduce (see
+ * gpu_kernels.h for the protocol and the scratch layout).
+ *
+ * Block b serves chunk i = b + r * nb(pair) of every pair in round r.
+ * Both ends of a pair derive nb(pair) and the chunk size from the pair's
+ * length, so a chunk always meets the same block on the other side even
+ * when the two ranks launch different grids.  Within a round a block
+ * sends before it receives (relay plans: receives, then forwards what it
+ * received), so every wait depends only on strictly earlier rounds of the
+ * peer or on sends that wait for nothing in the same round: no cycles.
+ */
+#include <cuda_runtime.h>
+
+#include "gpu_device.cuh"
+#include "gpu_kernels.h"
+#include "gpu_reduce_ops.h"
+
+namespace {
+
+using namespace gpu_dev;
+
+enum { F_READY = 0, F_FREED = 1, F_SENT = 2, F_RECVD = 3 };
+
+__device__ __forceinline__ unsigned long long *xflag(char *base, size_t off, int kind, int peer,
+                                                     int block)
+{
+    return reinterpret_cast<unsigned long long *>(base + off) +
+           ((size_t) kind * GPU_MAX_PEERS + peer) * GPU_MAX_BLOCKS + block;
+}
+
+__device__ __forceinline__ char *slot(const gpu_xchg_args_t &a, char *base, int src, int block,
+                                      unsigned long long j)
+{
+    return base + a.slots_off +
+           (((size_t) src * a.nb_max + block) * 2 + (size_t) (j & 1)) * a.slot_bytes;
+}
+
+/* This block's chunk of a pair in round r: offset and length, or false. */
+__device__ __forceinline__ bool my_chunk(const gpu_xchg_args_t &a, size_t len, int r,
+                                         size_t *off, size_t *clen)
+{
+    if (0 == len) {
+        return false;
+    }
+    const size_t chunk = gpu_xchg_chunk(len, a.slot_bytes, a.nb_max);
+    const int nb = gpu_xchg_pair_blocks(len, chunk, a.nb_max);
+    if ((int) blockIdx.x >= nb) {
+        return false;
+    }
+    const size_t i = (size_t) blockIdx.x + (size_t) r * nb;
+    if (i * chunk >= len) {
+        return false;
+    }
+    *off = i * chunk;
+    *clen = len - *off < chunk ? len - *off : chunk;
+    return true;
+}
+
+/* Rounds this block takes part in, over every pair of the plan. */
+__device__ int block_rounds(const gpu_xchg_args_t &a)
+{
+    const gpu_xchg_plan_t &p = a.plan;
+    int rounds = 0;
+    auto add = [&](size_t len) {
+        if (0 == len) {
+            return;
+        }
+        const size_t chunk = gpu_xchg_chunk(len, a.slot_bytes, a.nb_max);
+        const int nb = gpu_xchg_pair_blocks(len, chunk, a.nb_max);
+        const size_t nch = (len + chunk - 1) / chunk;
+        if ((int) blockIdx.x < nb) {
+            const int r = (int) ((nch - blockIdx.x + nb - 1) / nb);
+            rounds = r > rounds ? r : rounds;
+        }
+    };
+    for (int q = 0; q < a.nranks; ++q) {
+        if (q != a.rank) {
+            add(p.send_len[q]);
+            add(GPU_XCHG_COPY == p.mode ? p.recv_len[q] : 0);
+        }
+    }
+    if (GPU_XCHG_REDUCE == p.mode && p.red_lo <= p.red_hi) {
+        add(p.red_len);
+    }
+    return rounds;
+}
+
+/* Push this round's chunk to every peer that gets one; false on timeout. */
+__device__ bool send_round(const gpu_xchg_args_t &a, int r)
+{
+    __shared__ unsigned long long j;
+    __shared__ int ok;
+    char *mine = a.peer_base[a.rank];
+    for (int k = 1; k < a.nranks; ++k) {
+        const int q = (a.rank + k) % a.nranks;
+        size_t off, len;
+        if (!my_chunk(a, a.plan.send_len[q], r, &off, &len)) {
+            continue;
+        }
+        if (0 == threadIdx.x) {
+            j = *xflag(mine, a.flags_off, F_SENT, q, blockIdx.x);
+            /* the slot of parity j was last filled by transfer j - 2 */
+            ok = j < 2 || wait_geq(xflag(mine, a.flags_off, F_FREED, q, blockIdx.x), j - 1,
+                                   a.timeout_ns, a.err, q, GPU_STAGE_XSEND);
+        }
+        __syncthreads();
+        if (!ok) {
+            return false;
+        }
+        block_copy(slot(a, a.peer_base[q], a.rank, blockIdx.x, j), a.plan.send_src[q] + off, len);
+        __syncthreads();
+        if (0 == threadIdx.x) {
+            __threadfence_system();
+            st_release_sys(xflag(a.peer_base[q], a.flags_off, F_READY, a.rank, blockIdx.x), j + 1);
+            *xflag(mine, a.flags_off, F_SENT, q, blockIdx.x) = j + 1;
+        }
+        __syncthreads();
+    }
+    return true;
+}
+
+/* COPY: land this round's chunk of every source in place. */
+__device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r)
+{
+    __shared__ unsigned long long j;
+    __shared__ int ok;
+    char *mine = a.peer_base[a.rank];
+    for (int k = 1; k < a.nranks; ++k) {
+        const int s = (a.rank - k + a.nranks) % a.nranks;
+        size_t off, len;
+        if (!my_chunk(a, a.plan.recv_len[s], r, &off, &len)) {
+            continue;
+        }
+        if (0 == threadIdx.x) {
+            j = *xflag(mine, a.flags_off, F_RECVD, s, blockIdx.x);
+            ok = wait_geq(xflag(mine, a.flags_off, F_READY, s, blockIdx.x), j + 1, a.timeout_ns,
+                          a.err, s, GPU_STAGE_XRECV);
+        }
+        __syncthreads();
+        if (!ok) {
+            return false;
+        }
+        block_copy(a.plan.recv_dst[s] + off, slot(a, mine, s, blockIdx.x, j), len);
+        __syncthreads();
+        if (0 == threadIdx.x) {
+            st_release_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, blockIdx.x), j + 1);
+            *xflag(mine, a.flags_off, F_RECVD, s, blockIdx.x) = j + 1;
+        }
+        __syncthreads();
+    }
+    return true;
+}
+
+/* out = fold of n sources in order; any pointer may be merely T-aligned. */
+template <class R, class T, class Src>
+__device__ void fold(const Src &src, int n, size_t bytes, char *out)
+{
+    uintptr_t mis = (uintptr_t) out;
+    for (int k = 0; k < n; ++k) {
+        mis |= (uintptr_t) src(k);
+    }
+    size_t done = 0;
+    if (0 == (mis & 15)) {
+        constexpr int E = 16 / sizeof(T);
+        const size_t nvec = bytes / 16;
+        for (size_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+            vec16<T> acc, x;
+            acc.v = reinterpret_cast<const uint4 *>(src(0))[i];
+            for (int k = 1; k < n; ++k) {
+                x.v = reinterpret_cast<const uint4 *>(src(k))[i];
+#pragma unroll
+                for (int e = 0; e < E; ++e) {
+                    acc.e[e] = R::apply(acc.e[e], x.e[e]);
+                }
+            }
+            reinterpret_cast<uint4 *>(out)[i] = acc.v;
+        }
+        done = nvec * E;
+    }
+    for (size_t i = done + threadIdx.x; i < bytes / sizeof(T); i += blockDim.x) {
+        T acc = reinterpret_cast<const T *>(src(0))[i];
+        for (int k = 1; k < n; ++k) {
+            acc = R::apply(acc, reinterpret_cast<const T *>(src(k))[i]);
+        }
+        reinterpret_cast<T *>(out)[i] = acc;
+    }
+}
+
+/* REDUCE: wait for this round's chunk of every source in range, fold. */
+template <class R, class T> __device__ bool recv_reduce_round(const gpu_xchg_args_t &a, int r)
+{
+    __shared__ unsigned long long js[GPU_MAX_PEERS];
+    __shared__ int failed;
+    const gpu_xchg_plan_t &p = a.plan;
+    char *mine = a.peer_base[a.rank];
+    size_t off, len;
+    if (p.red_lo > p.red_hi || !my_chunk(a, p.red_len, r, &off, &len)) {
+        return true;
+    }
+    const int t = threadIdx.x, s = p.red_lo + t;
+    if (0 == t) {
+        failed = 0;
+    }
+    __syncthreads();
+    if (s <= p.red_hi && s != a.rank) {
+        js[t] = *xflag(mine, a.flags_off, F_RECVD, s, blockIdx.x);
+        if (!wait_geq(xflag(mine, a.flags_off, F_READY, s, blockIdx.x), js[t] + 1, a.timeout_ns,
+                      a.err, s, GPU_STAGE_XRECV)) {
+            failed = 1;
+        }
+    }
+    __syncthreads();
+    if (failed) {
+        return false;
+    }
+    auto src = [&](int k) -> const char * {
+        const int q = p.red_lo + k;
+        return q == a.rank ? p.red_self + off : slot(a, mine, q, blockIdx.x, js[k]);
+    };
+    fold<R, T>(src, p.red_hi - p.red_lo + 1, len, p.red_out + off);
+    __syncthreads();
+    if (s <= p.red_hi && s != a.rank) {
+        st_release_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, blockIdx.x), js[t] + 1);
+        *xflag(mine, a.flags_off, F_RECVD, s, blockIdx.x) = js[t] + 1;
+    }
+    __syncthreads();
+    return true;
+}
+
+/* The local part (my own block of an allgather, alltoall...), grid-wide. */
+__device__ void self_copy(const gpu_xchg_plan_t &p)
+{
+    if (0 == p.self_len || p.self_src == p.self_dst) {
+        return;
+    }
+    const size_t per = ((p.self_len + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
+    const size_t lo = (size_t) blockIdx.x * per;
+    if (lo < p.self_len) {
+        block_copy(p.self_dst + lo, p.self_src + lo, p.self_len - lo < per ? p.self_len - lo : per);
+    }
+}
+
+template <class R, class T> __global__ void __launch_bounds__(1024) k_xchg(gpu_xchg_args_t a)
+{
+    const int rounds = block_rounds(a);
+    self_copy(a.plan);
+    for (int r = 0; r < rounds; ++r) {
+        if (!a.plan.relay && !send_round(a, r)) {
+            return;
+        }
+        if (GPU_XCHG_COPY == a.plan.mode) {
+            if (!recv_copy_round(a, r)) {
+                return;
+            }
+        } else if (!recv_reduce_round<R, T>(a, r)) {
+            return;
+        }
+        if (a.plan.relay && !send_round(a, r)) {
+            return;
+        }
+    }
+}
+
+struct launcher {
+    const gpu_xchg_args_t *a;
+    cudaStream_t stream;
+
+    template <gpu_op_t OP, class T> bool run()
+    {
+        k_xchg<gpu_red<OP, T>, T><<<a->nblocks, a->nthreads, 0, stream>>>(*a);
+        return true;
+    }
+};
+
+} // namespace
+
+extern "C" gpu_status_t gpu_kernel_xchg(gpu_op_t op, gpu_dtype_t dt, const gpu_xchg_args_t *args,
+                                        void *stream)
+{
+    launcher l = {args, static_cast<cudaStream_t>(stream)};
+    cudaError_t err;
+
+    if (args->nranks < 1 || args->nranks > GPU_MAX_PEERS || args->nblocks < 1 ||
+        args->nblocks > args->nb_max || args->nb_max > GPU_MAX_BLOCKS ||
+        args->nthreads < GPU_MAX_PEERS) {
+        GPU_ERROR("invalid exchange launch: %d ranks, %d blocks of %d, %d threads", args->nranks,
+                  args->nblocks, args->nb_max, args->nthreads);
+        return GPU_ERR_INVALID;
+    }
+    if (GPU_XCHG_COPY == args->plan.mode) {
+        /* no arithmetic: one instantiation serves every datatype */
+        l.run<GPU_OP_BOR, uint8_t>();
+    } else if (!gpu_dispatch(op, dt, l)) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    err = cudaGetLastError();
+    if (cudaSuccess != err) {
+        GPU_ERROR("exchange kernel launch (%s, %s) failed: %s",
+                  GPU_XCHG_COPY == args->plan.mode ? "copy" : gpu_op_name(op),
+                  gpu_dtype_name(dt), cudaGetErrorString(err));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}

@@ -1,0 +1,408 @@
+/*
+ * Plans checked by emulation, without a GPU: build every rank's plan for a
+ * collective, check that both ends of every pair agree on its length, run
+ * the transfers on host memory the way the exchange kernel defines them
+ * (COPY lands bytes, REDUCE folds int32 sums in rank order), and compare
+ * every rank's output with a direct host reference.  Also checks the
+ * chunking rule that sender and receiver must share.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/gpu_plan.h"
+
+#define MAXN 8
+static int npass, nfail;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (cond) {                                                        \
+            ++npass;                                                       \
+        } else {                                                           \
+            ++nfail;                                                       \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
+            printf(__VA_ARGS__);                                           \
+            printf("\n");                                                  \
+        }                                                                  \
+    } while (0)
+
+static unsigned rng = 12345;
+static int rnd(int m)
+{
+    rng = rng * 1103515245u + 12345u;
+    return (int) ((rng >> 8) % (unsigned) m);
+}
+
+static void fill(char *b, size_t n, int salt)
+{
+    for (size_t i = 0; i < n; ++i) {
+        b[i] = (char) (1 + (i * 7 + (size_t) salt * 31) % 251);
+    }
+}
+
+/* Run n plans; returns 0 if the pair lengths disagree. */
+static int emulate(gpu_xchg_plan_t *p, int n)
+{
+    char *msg[MAXN][MAXN] = { { 0 } };
+    int s, r, ok = 1;
+
+    for (s = 0; s < n; ++s) {
+        for (r = 0; r < n; ++r) {
+            size_t want;
+            if (r == s) {
+                continue;
+            }
+            want = GPU_XCHG_COPY == p[r].mode ? p[r].recv_len[s]
+                   : (s >= p[r].red_lo && s <= p[r].red_hi) ? p[r].red_len : 0;
+            if (p[s].send_len[r] != want) {
+                printf("  pair %d->%d: sender says %zu bytes, receiver %zu\n", s, r,
+                       p[s].send_len[r], want);
+                ok = 0;
+                continue;
+            }
+            if (want && ok) {
+                msg[s][r] = malloc(want);
+                memcpy(msg[s][r], p[s].send_src[r], want);
+            }
+        }
+    }
+    for (r = 0; ok && r < n; ++r) {
+        if (p[r].self_len) {
+            memmove(p[r].self_dst, p[r].self_src, p[r].self_len);
+        }
+        if (GPU_XCHG_COPY == p[r].mode) {
+            for (s = 0; s < n; ++s) {
+                if (s != r && p[r].recv_len[s]) {
+                    memcpy(p[r].recv_dst[s], msg[s][r], p[r].recv_len[s]);
+                }
+            }
+        } else if (p[r].red_lo <= p[r].red_hi && p[r].red_len) {
+            const size_t ne = p[r].red_len / sizeof(int);
+            int *acc = calloc(ne + 1, sizeof(int));
+            for (s = p[r].red_lo; s <= p[r].red_hi; ++s) {
+                const char *src = s == r ? p[r].red_self : msg[s][r];
+                if (NULL == src) {
+                    printf("  rank %d folds rank %d but has no data for it\n", r, s);
+                    ok = 0;
+                    break;
+                }
+                for (size_t i = 0; i < ne; ++i) {
+                    int x;
+                    memcpy(&x, src + i * sizeof(int), sizeof(int));
+                    acc[i] = s == p[r].red_lo ? x : acc[i] + x;
+                }
+            }
+            memcpy(p[r].red_out, acc, ne * sizeof(int));
+            free(acc);
+        }
+    }
+    for (s = 0; s < n; ++s) {
+        for (r = 0; r < n; ++r) {
+            free(msg[s][r]);
+        }
+    }
+    return ok;
+}
+
+static int geti(const char *b, size_t i)
+{
+    int x;
+    memcpy(&x, b + i * sizeof(int), sizeof(int));
+    return x;
+}
+
+static void test_bcast(int n, int chain)
+{
+    gpu_xchg_plan_t p[MAXN];
+    char *buf[MAXN];
+    const size_t bytes = (size_t) (1 + rnd(5000));
+    for (int root = 0; root < n; ++root) {
+        for (int r = 0; r < n; ++r) {
+            buf[r] = malloc(bytes);
+            fill(buf[r], bytes, r == root ? 99 : r);
+            gpu_plan_bcast(&p[r], r, n, root, buf[r], bytes, chain);
+        }
+        /* a chain needs as many emulation passes as hops */
+        int ok = 1;
+        for (int pass = 0; pass < (chain ? n : 1); ++pass) {
+            ok &= emulate(p, n);
+        }
+        for (int r = 0; r < n; ++r) {
+            char ref[8192];
+            fill(ref, bytes, 99);
+            CHECK(ok && 0 == memcmp(buf[r], ref, bytes), "bcast n=%d root=%d chain=%d rank %d",
+                  n, root, chain, r);
+            free(buf[r]);
+        }
+    }
+}
+
+static void test_reduce_and_scan(int n)
+{
+    gpu_xchg_plan_t p[MAXN];
+    char *in[MAXN], *out[MAXN];
+    const size_t cnt = (size_t) (1 + rnd(700)), bytes = cnt * sizeof(int);
+    for (int kind = 0; kind < 4; ++kind) {           /* reduce, reduce in place, scan, exscan */
+        for (int root = 0; root < (kind < 2 ? n : 1); ++root) {
+            for (int r = 0; r < n; ++r) {
+                in[r] = malloc(bytes);
+                out[r] = malloc(bytes);
+                fill(in[r], bytes, r + 1);
+                fill(out[r], bytes, 77);
+                if (1 == kind && r == root) {
+                    memcpy(out[r], in[r], bytes);
+                }
+                if (kind < 2) {
+                    gpu_plan_reduce(&p[r], r, n, root, (1 == kind && r == root) ? NULL : in[r],
+                                    out[r], bytes);
+                } else {
+                    gpu_plan_scan(&p[r], r, n, in[r], out[r], bytes, 3 == kind);
+                }
+            }
+            int ok = emulate(p, n);
+            for (int r = 0; r < n; ++r) {
+                int good = ok;
+                const int hi = kind < 2 ? n - 1 : (2 == kind ? r : r - 1);
+                if ((kind < 2 && r == root) || (kind >= 2 && hi >= 0)) {
+                    for (size_t i = 0; i < cnt; ++i) {
+                        int ref = 0;
+                        for (int s = 0; s <= hi; ++s) {
+                            ref += geti(in[s], i);
+                        }
+                        good &= geti(out[r], i) == ref;
+                    }
+                }
+                CHECK(good, "reduce kind %d n=%d root=%d rank %d", kind, n, root, r);
+            }
+            for (int r = 0; r < n; ++r) {
+                free(in[r]);
+                free(out[r]);
+            }
+        }
+    }
+}
+
+static void random_counts(size_t *len, size_t *displ, int n, int unit, int allow_zero)
+{
+    size_t off = 0;
+    for (int q = 0; q < n; ++q) {
+        len[q] = (size_t) (allow_zero ? rnd(300) : 1 + rnd(300)) * (size_t) unit;
+        displ[q] = off + (size_t) rnd(3) * (size_t) unit;   /* gaps are legal */
+        off = displ[q] + len[q];
+    }
+}
+
+static size_t span(const size_t *len, const size_t *displ, int n)
+{
+    size_t m = 0;
+    for (int q = 0; q < n; ++q) {
+        m = displ[q] + len[q] > m ? displ[q] + len[q] : m;
+    }
+    return m;
+}
+
+static void test_allgatherv(int n, int in_place)
+{
+    gpu_xchg_plan_t p[MAXN];
+    size_t len[MAXN], displ[MAXN];
+    char *sb[MAXN], *rb[MAXN];
+    random_counts(len, displ, n, 1, 1);
+    const size_t tot = span(len, displ, n);
+    for (int r = 0; r < n; ++r) {
+        sb[r] = malloc(len[r] + 1);
+        rb[r] = calloc(tot + 1, 1);
+        fill(sb[r], len[r], r + 5);
+        if (in_place) {
+            memcpy(rb[r] + displ[r], sb[r], len[r]);
+        }
+        gpu_plan_allgatherv(&p[r], r, n, in_place ? NULL : sb[r], rb[r], len, displ);
+    }
+    int ok = emulate(p, n);
+    for (int r = 0; r < n; ++r) {
+        int good = ok;
+        for (int s = 0; s < n; ++s) {
+            good &= 0 == memcmp(rb[r] + displ[s], sb[s], len[s]);
+        }
+        CHECK(good, "allgatherv n=%d in_place=%d rank %d", n, in_place, r);
+    }
+    for (int r = 0; r < n; ++r) {
+        free(sb[r]);
+        free(rb[r]);
+    }
+}
+
+static void test_alltoallv(int n, int in_place)
+{
+    gpu_xchg_plan_t p[MAXN];
+    /* len[s][r]: bytes s sends to r, the same as r receives from s */
+    size_t len[MAXN][MAXN], sl[MAXN][MAXN], sd[MAXN][MAXN], rl[MAXN][MAXN], rd[MAXN][MAXN];
+    char *sb[MAXN], *rb[MAXN], *orig[MAXN];
+    for (int s = 0; s < n; ++s) {
+        for (int r = 0; r < n; ++r) {
+            len[s][r] = (size_t) rnd(200);
+        }
+    }
+    if (in_place) {   /* MPI: in place alltoallv sends what it receives */
+        for (int s = 0; s < n; ++s) {
+            for (int r = 0; r < s; ++r) {
+                len[s][r] = len[r][s];
+            }
+        }
+    }
+    for (int r = 0; r < n; ++r) {
+        size_t so = 0, ro = 0;
+        for (int q = 0; q < n; ++q) {
+            sl[r][q] = len[r][q];
+            sd[r][q] = so;
+            so += sl[r][q] + 3;
+            rl[r][q] = len[q][r];
+            rd[r][q] = ro;
+            ro += rl[r][q] + 1;
+        }
+        sb[r] = malloc(so + 1);
+        fill(sb[r], so, r + 11);
+        rb[r] = calloc(ro + 1, 1);
+        orig[r] = malloc(ro + 1);
+        if (in_place) {
+            fill(rb[r], ro, r + 11);
+        }
+        memcpy(orig[r], rb[r], ro);
+    }
+    for (int r = 0; r < n; ++r) {
+        gpu_plan_alltoallv(&p[r], r, n, in_place ? NULL : sb[r], sl[r], sd[r], rb[r], rl[r], rd[r]);
+    }
+    int ok = emulate(p, n);
+    for (int r = 0; r < n; ++r) {
+        int good = ok;
+        for (int s = 0; s < n; ++s) {
+            const char *want = in_place ? orig[s] + rd[s][r] : sb[s] + sd[s][r];
+            good &= 0 == memcmp(rb[r] + rd[r][s], want, len[s][r]);
+        }
+        CHECK(good, "alltoallv n=%d in_place=%d rank %d", n, in_place, r);
+    }
+    for (int r = 0; r < n; ++r) {
+        free(sb[r]);
+        free(rb[r]);
+        free(orig[r]);
+    }
+}
+
+static void test_gather_scatter(int n, int in_place)
+{
+    gpu_xchg_plan_t p[MAXN];
+    size_t len[MAXN], displ[MAXN];
+    char *sb[MAXN], *rb[MAXN];
+    random_counts(len, displ, n, 1, 1);
+    const size_t tot = span(len, displ, n);
+    for (int root = 0; root < n; ++root) {
+        /* gatherv */
+        for (int r = 0; r < n; ++r) {
+            sb[r] = malloc(len[r] + 1);
+            fill(sb[r], len[r], r + 21);
+            rb[r] = calloc(tot + 1, 1);
+            if (in_place && r == root) {
+                memcpy(rb[r] + displ[r], sb[r], len[r]);
+            }
+            gpu_plan_gatherv(&p[r], r, n, root, (in_place && r == root) ? NULL : sb[r], len[r],
+                             rb[r], len, displ);
+        }
+        int good = emulate(p, n);
+        for (int s = 0; s < n; ++s) {
+            good &= 0 == memcmp(rb[root] + displ[s], sb[s], len[s]);
+        }
+        CHECK(good, "gatherv n=%d root=%d in_place=%d", n, root, in_place);
+        /* scatterv: the root's rb holds everything */
+        for (int r = 0; r < n; ++r) {
+            free(sb[r]);
+            sb[r] = calloc(len[r] + 1, 1);
+        }
+        fill(rb[root], tot, 33);
+        for (int r = 0; r < n; ++r) {
+            gpu_plan_scatterv(&p[r], r, n, root, rb[root], len, displ,
+                              (in_place && r == root) ? NULL : sb[r], len[r]);
+        }
+        good = emulate(p, n);
+        for (int r = 0; r < n; ++r) {
+            if (!(in_place && r == root)) {
+                good &= 0 == memcmp(sb[r], rb[root] + displ[r], len[r]);
+            }
+        }
+        CHECK(good, "scatterv n=%d root=%d in_place=%d", n, root, in_place);
+        for (int r = 0; r < n; ++r) {
+            free(sb[r]);
+            free(rb[r]);
+        }
+    }
+}
+
+static void test_reduce_scatter(int n)
+{
+    gpu_xchg_plan_t p[MAXN];
+    size_t len[MAXN], displ[MAXN];
+    char *sb[MAXN], *rb[MAXN];
+    random_counts(len, displ, n, (int) sizeof(int), 1);
+    for (int q = 0; q < n; ++q) {   /* reduce_scatter input is packed */
+        displ[q] = q ? displ[q - 1] + len[q - 1] : 0;
+    }
+    const size_t tot = span(len, displ, n);
+    for (int r = 0; r < n; ++r) {
+        sb[r] = malloc(tot + 4);
+        fill(sb[r], tot, r + 41);
+        rb[r] = calloc(len[r] + 4, 1);
+        gpu_plan_reduce_scatterv(&p[r], r, n, sb[r], rb[r], len, displ);
+    }
+    int ok = emulate(p, n);
+    for (int r = 0; r < n; ++r) {
+        int good = ok;
+        for (size_t i = 0; i < len[r] / sizeof(int); ++i) {
+            int ref = 0;
+            for (int s = 0; s < n; ++s) {
+                ref += geti(sb[s] + displ[r], i);
+            }
+            good &= geti(rb[r], i) == ref;
+        }
+        CHECK(good, "reduce_scatterv n=%d rank %d", n, r);
+    }
+    for (int r = 0; r < n; ++r) {
+        free(sb[r]);
+        free(rb[r]);
+    }
+}
+
+static void test_chunking(void)
+{
+    const size_t slot = 256 * 1024;
+    const size_t lens[] = { 1, 15, 4096, 4097, 65536, 1 << 20, 3000001, (size_t) 1 << 31 };
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); ++k) {
+        const size_t c = gpu_xchg_chunk(lens[k], slot, 64);
+        const int nb = gpu_xchg_pair_blocks(lens[k], c, 64);
+        const size_t nch = (lens[k] + c - 1) / c;
+        CHECK(c % 16 == 0 && c >= GPU_XCHG_MIN_CHUNK && c <= slot,
+              "chunk %zu for %zu bytes: multiple of 16 within [min, slot]", c, lens[k]);
+        CHECK(nb >= 1 && nb <= 64 && (size_t) nb <= nch, "blocks %d for %zu chunks", nb, nch);
+        CHECK(nch * c >= lens[k] && (nch - 1) * c < lens[k], "chunks cover %zu bytes", lens[k]);
+    }
+    gpu_xchg_plan_t p;
+    CHECK(GPU_ERR_INVALID == gpu_plan_bcast(&p, 0, GPU_MAX_PEERS + 1, 0, NULL, 8, 0),
+          "more ranks than the kernel supports are refused");
+    CHECK(GPU_ERR_INVALID == gpu_plan_reduce(&p, 0, 2, 5, NULL, NULL, 8), "bad root refused");
+}
+
+int main(void)
+{
+    for (int n = 1; n <= MAXN; ++n) {
+        for (int rep = 0; rep < 3; ++rep) {
+            test_bcast(n, 0);
+            test_bcast(n, 1);
+            test_reduce_and_scan(n);
+            test_allgatherv(n, rep & 1);
+            test_alltoallv(n, rep & 1);
+            test_gather_scatter(n, rep & 1);
+            test_reduce_scatter(n);
+        }
+    }
+    test_chunking();
+    printf("test_plan: %d passed, %d failed\n", npass, nfail);
+    return nfail ? 1 : 0;
+}
