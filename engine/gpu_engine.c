@@ -83,6 +83,7 @@ static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_
 
     gpu_engine_layout(c, &total);
     GPU_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), err_out);
+    GPU_CUDA_CHECK(cudaEventCreateWithFlags(&c->legacy_ev, cudaEventDisableTiming), err_stream);
     GPU_CUDA_CHECK(cudaHostAlloc((void **) &c->err_host, sizeof(*c->err_host), cudaHostAllocMapped),
                    err_stream);
     memset(c->err_host, 0, sizeof(*c->err_host));
@@ -107,6 +108,10 @@ err_host:
     cudaFreeHost(c->err_host);
     c->err_host = NULL;
 err_stream:
+    if (NULL != c->legacy_ev) {
+        cudaEventDestroy(c->legacy_ev);
+        c->legacy_ev = NULL;
+    }
     cudaStreamDestroy(c->stream);
     c->stream = NULL;
 err_out:
@@ -133,6 +138,9 @@ static void gpu_engine_release(gpu_engine_comm_t *c)
     }
     while (c->nevents > 0) {
         (void) cudaEventDestroy(c->events[--c->nevents]);
+    }
+    if (NULL != c->legacy_ev) {
+        (void) cudaEventDestroy(c->legacy_ev);
     }
 }
 
@@ -298,6 +306,23 @@ gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what)
     return GPU_OK;
 }
 
+gpu_status_t gpu_engine_order(gpu_engine_comm_t *c)
+{
+    cudaError_t e;
+    if (!c->p.order_legacy) {
+        return GPU_OK;
+    }
+    e = cudaEventRecord(c->legacy_ev, cudaStreamLegacy);
+    if (cudaSuccess == e) {
+        e = cudaStreamWaitEvent(c->stream, c->legacy_ev, 0);
+    }
+    if (cudaSuccess != e) {
+        GPU_ERROR("rank %d: ordering after the default stream: %s", c->rank, cudaGetErrorString(e));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}
+
 gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engine_req_t *req)
 {
     cudaEvent_t ev;
@@ -342,6 +367,10 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
              gpu_dtype_name(dt), gpu_op_name(op));
     if (0 == count) {
         return gpu_engine_finish(c, what, req);
+    }
+    st = gpu_engine_order(c);
+    if (GPU_OK != st) {
+        return st;
     }
     if (1 == c->nranks) {
         if (in != out) {

@@ -39,6 +39,7 @@ typedef struct {
     int oneshot_blocks;
     gpu_algo_t algo;            /* GPU_ALGO_AUTO or forced */
     double timeout_s;
+    int order_legacy;           /* wait for prior legacy default-stream work */
 } gpu_engine_params_t;
 
 typedef struct gpu_engine_comm gpu_engine_comm_t;

@@ -40,11 +40,16 @@ struct gpu_engine_comm {
     unsigned long long seq;
     unsigned long long oneshot_calls;
     size_t xg_flags_off, xg_slots_off, xg_slot;
+    cudaEvent_t legacy_ev;                   /* orders us after the legacy stream */
     cudaEvent_t events[GPU_ENGINE_EVENTS];   /* free pool for requests */
     int nevents;
 };
 
 
+/* Make the next launch wait for work the application queued on the legacy
+ * default stream (the engine's stream does not block on it, so legacy work
+ * queued later never waits for a collective that waits for a peer). */
+gpu_status_t gpu_engine_order(gpu_engine_comm_t *c);
 /* Wait for everything launched so far; what names the call in errors. */
 gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what);
 /* Blocking (req NULL): wait; otherwise record completion into req. */

@@ -81,6 +81,10 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     if (gpu_xchg_empty(c, plan)) {
         return gpu_engine_finish(c, desc, req);
     }
+    st = gpu_engine_order(c);
+    if (GPU_OK != st) {
+        return st;
+    }
     memset(&a, 0, sizeof(a));
     a.plan = *plan;
     a.nranks = c->nranks;

@@ -56,6 +56,7 @@ typedef struct mca_coll_gpu_component_t {
     double timeout;
     char *fallback;
     unsigned long bcast_chain_min;
+    int stream_order;
 
     int gpu_available;   /* -1 unknown, 0 no, 1 yes */
     const char *no_gpu_reason;

@@ -48,6 +48,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .timeout = 60.0,
     .fallback = NULL,
     .bcast_chain_min = 256 * 1024,
+    .stream_order = 1,
     .gpu_available = -1,
     .no_gpu_reason = NULL,
 };
@@ -106,6 +107,11 @@ static int mca_coll_gpu_register(void)
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
                      "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
                      OPAL_INFO_LVL_6, &c->bcast_chain_min);
+    mca_coll_gpu_reg("stream_order", "1: a device collective first waits for work the "
+                     "application queued on the legacy default stream before the call (a "
+                     "cudaMemset or kernel not yet synchronized); 0: the application "
+                     "synchronizes its buffers itself (saves about a microsecond per call)",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->stream_order);
     c->fallback = "tuned,basic,libnbc,self";
     mca_coll_gpu_reg("fallback", "Comma-separated coll components that coll/gpu opens itself "
                      "when the coll selection (e.g. --mca coll gpu) left them out, so that every "

@@ -189,6 +189,7 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
                  : (c->nthreads > 1024 ? 1024 : c->nthreads);
     p.oneshot_blocks = c->oneshot_blocks;
     p.timeout_s = c->timeout > 0 ? c->timeout : 60.0;
+    p.order_legacy = c->stream_order;
     p.algo = MCA_COLL_GPU_ALGO_ONESHOT == c->allreduce_algorithm   ? GPU_ALGO_ONESHOT
              : MCA_COLL_GPU_ALGO_TWOSHOT == c->allreduce_algorithm ? GPU_ALGO_TWOSHOT
                                                                    : GPU_ALGO_AUTO;
