@@ -22,6 +22,16 @@ AC_DEFUN([GPUCOLL_CHECK_CUDA], [
   save_CPPFLAGS=$CPPFLAGS
   CPPFLAGS="$CPPFLAGS $CUDA_CPPFLAGS"
   AC_CHECK_HEADER([cuda_runtime_api.h], [], [AC_MSG_ERROR([cuda_runtime_api.h not found in $with_cuda/include])])
+  dnl NVTX 3 is header-only (it ships with the toolkit): ranges cost nothing
+  dnl unless a tool injects itself at run time
+  AC_ARG_ENABLE([nvtx], [AS_HELP_STRING([--disable-nvtx], [no NVTX ranges around collectives])],
+    [], [enable_nvtx=yes])
+  have_nvtx=no
+  AS_IF([test "x$enable_nvtx" != xno],
+        [AC_CHECK_HEADER([nvtx3/nvToolsExt.h], [have_nvtx=yes])])
+  AS_IF([test "x$have_nvtx" = xyes], [NVTX_CPPFLAGS="-DGPUCOLL_HAVE_NVTX=1"],
+        [NVTX_CPPFLAGS="-DGPUCOLL_HAVE_NVTX=0"])
+  AC_SUBST([NVTX_CPPFLAGS])
   CPPFLAGS=$save_CPPFLAGS
   CUDA_STATIC_LIBS="$CUDA_LIBDIR/libcudart_static.a -ldl -lrt -lpthread"
   dnl test programs behave like applications: the shared runtime

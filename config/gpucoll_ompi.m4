@@ -64,4 +64,24 @@ AC_DEFUN([GPUCOLL_CHECK_OMPI], [
   AC_SUBST([OMPI_LDFLAGS])
   AC_SUBST([OMPI_LIBS])
   AC_PATH_PROG([MPIRUN], [mpirun], [mpirun], [$PATH:$with_ompi/bin])
+  AC_PATH_PROG([OMPI_INFO], [ompi_info], [no], [$with_ompi/bin:$PATH])
+  dnl Setting OMPI_MCA_mca_base_component_path replaces Open MPI's default
+  dnl search path, so the modulefiles must put it back: ask ompi_info for
+  dnl it and keep the folders that exist (a missing one stops the search).
+  AC_MSG_CHECKING([Open MPI's default component folders])
+  OMPI_DEFAULT_COMPONENT_PATH=""
+  AS_IF([test "x$OMPI_INFO" != xno], [
+    for d in `$OMPI_INFO --parsable --param mca base --level 9 2>/dev/null | sed -n 's/^mca:mca:base:param:mca_base_component_path:value://p' | tr -d '"' | tr ':' ' '`; do
+      AS_IF([test -d "$d"], [OMPI_DEFAULT_COMPONENT_PATH="$OMPI_DEFAULT_COMPONENT_PATH${OMPI_DEFAULT_COMPONENT_PATH:+:}$d"])
+    done])
+  AS_IF([test -z "$OMPI_DEFAULT_COMPONENT_PATH"], [
+    for d in $OMPI_LIBDIRS; do
+      for c in "$d/openmpi" "$d/openmpi3"; do
+        AS_IF([test -f "$c/mca_coll_basic.so"], [OMPI_DEFAULT_COMPONENT_PATH="$c"])
+      done
+    done])
+  AC_MSG_RESULT([${OMPI_DEFAULT_COMPONENT_PATH:-unknown}])
+  AS_IF([test -z "$OMPI_DEFAULT_COMPONENT_PATH"],
+    [AC_MSG_WARN([Open MPI's component folder is unknown: the modulefiles will not restore it])])
+  AC_SUBST([OMPI_DEFAULT_COMPONENT_PATH])
 ])

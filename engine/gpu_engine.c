@@ -259,6 +259,11 @@ void gpu_engine_comm_destroy(gpu_engine_comm_t *c)
     free(c);
 }
 
+double gpu_engine_submit_time(const gpu_engine_comm_t *c)
+{
+    return c->t_submit;
+}
+
 int gpu_engine_device(const gpu_engine_comm_t *c)
 {
     return c->device;
@@ -328,6 +333,7 @@ gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engin
     cudaEvent_t ev;
     cudaError_t e;
 
+    c->t_submit = gpu_now();
     if (NULL == req) {
         return gpu_engine_wait(c, what);
     }

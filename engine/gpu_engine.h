@@ -90,6 +90,8 @@ gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *comm, gpu_engine_req_t *req)
  * communicator only (same on every rank). */
 size_t gpu_engine_slot_bytes(const gpu_engine_comm_t *comm);
 int gpu_engine_rank(const gpu_engine_comm_t *comm);
+/* CLOCK_MONOTONIC seconds when the last call had queued its work */
+double gpu_engine_submit_time(const gpu_engine_comm_t *comm);
 int gpu_engine_size(const gpu_engine_comm_t *comm);
 
 #ifdef __cplusplus

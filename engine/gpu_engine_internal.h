@@ -43,6 +43,7 @@ struct gpu_engine_comm {
     cudaEvent_t legacy_ev;                   /* orders us after the legacy stream */
     cudaEvent_t events[GPU_ENGINE_EVENTS];   /* free pool for requests */
     int nevents;
+    double t_submit;
 };
 
 

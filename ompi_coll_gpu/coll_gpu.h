@@ -57,6 +57,8 @@ typedef struct mca_coll_gpu_component_t {
     char *fallback;
     unsigned long bcast_chain_min;
     int stream_order;
+    int nvtx;
+    char *timing_file;
 
     int gpu_available;   /* -1 unknown, 0 no, 1 yes */
     const char *no_gpu_reason;
@@ -118,13 +120,26 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
 int mca_coll_gpu_fallback_done(int ret, ompi_request_t **req);
 void mca_coll_gpu_install_native_reduce(mca_coll_gpu_module_t *m);
 
+/* observability (coll_gpu_trace.c) */
+typedef struct {
+    double t0;
+    size_t bytes;
+    const char *what;
+} mca_coll_gpu_trace_t;
+void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes);
+void mca_coll_gpu_trace_started(const mca_coll_gpu_trace_t *t);
+void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name, int blocking,
+                            double submitted, int status);
+void mca_coll_gpu_trace_fini(void);
+
 /* nonblocking requests (coll_gpu_request.c): start hands out the request
  * and its engine handle; commit queues it (started) or drops it */
 typedef struct mca_coll_gpu_request_t mca_coll_gpu_request_t;
 int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **request,
                                mca_coll_gpu_request_t **out);
 gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r);
-void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started);
+void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
+                                 const mca_coll_gpu_trace_t *trace);
 void mca_coll_gpu_request_fini(void);
 
 /* collectives (blocking) */

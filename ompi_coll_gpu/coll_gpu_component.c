@@ -49,6 +49,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .fallback = NULL,
     .bcast_chain_min = 256 * 1024,
     .stream_order = 1,
+    .nvtx = 1,
+    .timing_file = NULL,
     .gpu_available = -1,
     .no_gpu_reason = NULL,
 };
@@ -112,6 +114,14 @@ static int mca_coll_gpu_register(void)
                      "cudaMemset or kernel not yet synchronized); 0: the application "
                      "synchronizes its buffers itself (saves about a microsecond per call)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->stream_order);
+    mca_coll_gpu_reg("nvtx", "1: mark every device collective with an NVTX range (name, "
+                     "size) so nsys timelines show it; free when no tool is attached",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->nvtx);
+    c->timing_file = "";
+    mca_coll_gpu_reg("timing_file", "When set, every rank writes one JSON object per device "
+                     "collective (communicator, collective, bytes, blocking, host submit and "
+                     "completion times in microseconds) to <value>.<world rank>.jsonl",
+                     MCA_BASE_VAR_TYPE_STRING, NULL, OPAL_INFO_LVL_5, &c->timing_file);
     c->fallback = "tuned,basic,libnbc,self";
     mca_coll_gpu_reg("fallback", "Comma-separated coll components that coll/gpu opens itself "
                      "when the coll selection (e.g. --mca coll gpu) left them out, so that every "
@@ -151,6 +161,7 @@ static int mca_coll_gpu_open(void)
 static int mca_coll_gpu_close(void)
 {
     mca_coll_gpu_request_fini();
+    mca_coll_gpu_trace_fini();
     gpu_log_set_sink(NULL, 0);
     if (mca_coll_gpu_component.output >= 0) {
         opal_output_close(mca_coll_gpu_component.output);

@@ -47,11 +47,27 @@ int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, int *ret)
     return MPI_SUCCESS == *ret && MCA_COLL_GPU_BOOT_READY == m->boot;
 }
 
+/* the size a user would name: the largest piece this rank moves */
+static size_t gpu_call_bytes(const mca_coll_gpu_call_t *call)
+{
+    size_t b = 0;
+    if (NULL == call->plan) {
+        return call->count * gpu_dtype_size(call->dt);
+    }
+    for (int q = 0; q < GPU_MAX_PEERS; ++q) {
+        b = call->plan->send_len[q] > b ? call->plan->send_len[q] : b;
+        b = call->plan->recv_len[q] > b ? call->plan->recv_len[q] : b;
+    }
+    b = call->plan->red_len > b ? call->plan->red_len : b;
+    return call->plan->self_len > b ? call->plan->self_len : b;
+}
+
 int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call,
                             ompi_request_t **req, int *ran)
 {
     mca_coll_gpu_request_t *r = NULL;
     gpu_engine_req_t *er = NULL;
+    mca_coll_gpu_trace_t trace;
     gpu_status_t st;
     int ret;
 
@@ -63,6 +79,7 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         }
         er = mca_coll_gpu_request_engine(r);
     }
+    mca_coll_gpu_trace_begin(&trace, call->what, gpu_call_bytes(call));
     if (NULL != call->plan) {
         st = gpu_engine_xchg(m->engine, call->what, call->plan, call->op, call->dt, er);
     } else {
@@ -70,10 +87,14 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
                                   er);
     }
     if (NULL != r) {
-        mca_coll_gpu_request_commit(r, GPU_OK == st);
+        mca_coll_gpu_trace_started(&trace);
+        mca_coll_gpu_request_commit(r, GPU_OK == st, &trace);
         if (GPU_OK != st) {
             *req = MPI_REQUEST_NULL;
         }
+    } else {
+        mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, gpu_engine_submit_time(m->engine),
+                               (int) st);
     }
     if (GPU_ERR_UNSUPPORTED == st) {
         *ran = 0;

@@ -10,6 +10,8 @@
  */
 #include "ompi_config.h"
 
+#include <stdio.h>
+
 #include "coll_gpu.h"
 
 #include "opal/runtime/opal_progress.h"
@@ -22,6 +24,8 @@ typedef struct mca_coll_gpu_request_t {
     mca_coll_gpu_module_t *module;
     gpu_engine_req_t engine;
     int user_freed;                 /* MPI_Request_free before completion */
+    mca_coll_gpu_trace_t trace;
+    char comm_name[MPI_MAX_OBJECT_NAME];
     struct mca_coll_gpu_request_t *next;
 } mca_coll_gpu_request_t;
 
@@ -83,6 +87,7 @@ static int mca_coll_gpu_progress(void)
                         gpu_status_string(st));
         }
         r->super.req_status.MPI_ERROR = mca_coll_gpu_status_to_mpi(st);
+        mca_coll_gpu_trace_end(&r->trace, r->comm_name, 0, 0.0, (int) st);
         if (r->user_freed) {
             mca_coll_gpu_request_release(r);
         } else {
@@ -121,6 +126,7 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     r->user_freed = 0;
     r->next = NULL;
     r->engine.event = NULL;
+    snprintf(r->comm_name, sizeof(r->comm_name), "%s", m->comm->c_name);
     *request = &r->super;
     *out = r;
     return MPI_SUCCESS;
@@ -131,8 +137,10 @@ gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r)
     return &r->engine;
 }
 
-void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started)
+void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
+                                 const mca_coll_gpu_trace_t *trace)
 {
+    r->trace = *trace;
     if (!started) {                 /* nothing was queued: never hand it out */
         mca_coll_gpu_request_release(r);
         return;

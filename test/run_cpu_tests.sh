@@ -23,7 +23,7 @@ run "unit: collective plans emulated against host references" "$B/test/unit/test
 run "ompi_info lists coll gpu and every parameter with help" sh -c '
   out=$(ompi_info --param coll gpu --level 9) || exit 1
   echo "$out" | grep -q "MCA coll: gpu" || exit 1
-  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min stream_order; do
+  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min stream_order nvtx timing_file; do
     echo "$out" | grep -q "\"coll_gpu_$p\"" || { echo "missing coll_gpu_$p"; exit 1; }
   done'
 run "no GPU: component declines and says why at verbose 1" sh -c "
@@ -36,5 +36,9 @@ done
 run "GPU allreduce test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_allreduce | grep -q SKIP"
 run "GPU collectives test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_colls | grep -q SKIP"
 run "demo reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/allreduce_demo | grep -q 'no GPU present'"
+run "spack recipe compiles and matches configure's options" python3 "$(dirname "$0")/spack/check_recipe.py"
+run "modulefile under Lmod: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" lmod
+run "modulefile under Environment Modules: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" tcl
+run "README's MCA table is what ompi_info prints (docs/gen_mca_table.sh)" sh "$(dirname "$0")/../docs/gen_mca_table.sh" --check "$(dirname "$0")/../README.md"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -10,7 +10,7 @@
  * and alltoall, 1 for bcast and reduce.
  *
  *   gpucoll_bench [-c allreduce|bcast|reduce|allgather|reduce_scatter|alltoall]
- *                 [-b min_bytes] [-e max_bytes] [-n iters] [--no-nccl] [--csv FILE]
+ *                 [-b min_bytes] [-e max_bytes] [-n iters] [--no-nccl] [--csv FILE] [--json FILE]
  */
 #include <dlfcn.h>
 #include <mpi.h>
@@ -152,8 +152,9 @@ int main(int argc, char **argv)
 {
     size_t minb = 8, maxb = 1ul << 31, bytes;
     int iters_arg = 0, use_nccl = 1, rank, size, ndev, i, nver = 0;
-    const char *csv = NULL;
-    FILE *cf = NULL;
+    const char *csv = NULL, *json = NULL;
+    FILE *cf = NULL, *jf = NULL;
+    int nrows = 0;
     MPI_Comm local;
     int lrank;
     void *s, *r;
@@ -170,6 +171,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) iters_arg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-nccl")) use_nccl = 0;
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
             const char *name = argv[++i];
             for (coll = 0; coll < B_N && strcmp(bname[coll], name); ++coll) {}
@@ -221,6 +223,11 @@ int main(int argc, char **argv)
             cf = fopen(csv, "w");
             if (cf) fprintf(cf, "coll,bytes,time_us,algbw_GBs,busbw_GBs,nccl_time_us,nccl_busbw_GBs\n");
         }
+        if (json) {
+            jf = fopen(json, "w");
+            if (jf) fprintf(jf, "{\"coll\": \"%s\", \"ranks\": %d, \"nccl_version\": %d, \"rows\": [\n",
+                            bname[coll], size, use_nccl ? nver : 0);
+        }
     }
     for (bytes = minb; bytes <= maxb; bytes *= 2) {
         size_t count = unit_count(bytes);
@@ -243,9 +250,20 @@ int main(int argc, char **argv)
             }
             printf("\n");
             fflush(stdout);
+            if (jf) {
+                fprintf(jf, "%s  {\"bytes\": %zu, \"time_us\": %.3f, \"busbw_GBs\": %.3f", nrows++ ? ",\n" : "",
+                        bytes, t * 1e6, bus);
+                if (use_nccl) fprintf(jf, ", \"nccl_time_us\": %.3f, \"nccl_busbw_GBs\": %.3f", tn * 1e6,
+                                      (double) bytes / tn / 1e9 * bus_factor());
+                fprintf(jf, "}");
+            }
         }
     }
     if (cf) fclose(cf);
+    if (jf) {
+        fprintf(jf, "\n]}\n");
+        fclose(jf);
+    }
     if (use_nccl) nccl.comm_destroy(nc);
     CK(cudaFree(s));
     CK(cudaFree(r));

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 static int wrank, npass, nfail, quick;
 
@@ -21,8 +23,8 @@ static int wrank, npass, nfail, quick;
     fprintf(stderr, "rank %d: %s:%d %s: %s\n", wrank, __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
     MPI_Abort(MPI_COMM_WORLD, 2); } } while (0)
 
-typedef enum { MEM_DEVICE, MEM_ASYNC, MEM_MANAGED } mem_t;
-static const char *mem_name[] = { "cudaMalloc", "cudaMallocAsync", "managed" };
+typedef enum { MEM_DEVICE, MEM_ASYNC, MEM_MANAGED, MEM_VMM } mem_t;
+static const char *mem_name[] = { "cudaMalloc", "cudaMallocAsync", "managed", "cuMemCreate" };
 
 typedef struct { MPI_Datatype t; const char *name; int cls; } type_t; /* cls: 0 int, 1 float, 2 complex, 3 bool, 4 pair */
 static type_t types[] = {
@@ -90,10 +92,86 @@ static void gen(char *buf, size_t count, MPI_Datatype t, int cls, int r, int id)
     }
 }
 
+/* VMM (cuMemCreate + cuMemMap) through the driver, opened like the
+ * component does, so the test needs no -lcuda */
+static struct {
+    CUresult (*granularity)(size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags);
+    CUresult (*create)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
+    CUresult (*reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+    CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+    CUresult (*access)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+    CUresult (*unmap)(CUdeviceptr, size_t);
+    CUresult (*release)(CUmemGenericAllocationHandle);
+    CUresult (*addr_free)(CUdeviceptr, size_t);
+} vmm;
+static size_t vmm_size[64];
+static void *vmm_ptr[64];
+static CUmemGenericAllocationHandle vmm_handle[64];
+
+static int vmm_load(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW);
+    if (NULL == h) return 0;
+    *(void **) &vmm.granularity = dlsym(h, "cuMemGetAllocationGranularity");
+    *(void **) &vmm.create = dlsym(h, "cuMemCreate");
+    *(void **) &vmm.reserve = dlsym(h, "cuMemAddressReserve");
+    *(void **) &vmm.map = dlsym(h, "cuMemMap");
+    *(void **) &vmm.access = dlsym(h, "cuMemSetAccess");
+    *(void **) &vmm.unmap = dlsym(h, "cuMemUnmap");
+    *(void **) &vmm.release = dlsym(h, "cuMemRelease");
+    *(void **) &vmm.addr_free = dlsym(h, "cuMemAddressFree");
+    return vmm.granularity && vmm.create && vmm.reserve && vmm.map && vmm.access && vmm.unmap &&
+           vmm.release && vmm.addr_free;
+}
+
+#define CU(call) do { CUresult r_ = (call); if (CUDA_SUCCESS != r_) { \
+    fprintf(stderr, "rank %d: %s:%d %s: CUresult %d\n", wrank, __FILE__, __LINE__, #call, (int) r_); \
+    MPI_Abort(MPI_COMM_WORLD, 2); } } while (0)
+
+static void *vmm_alloc(size_t bytes)
+{
+    CUmemAllocationProp prop;
+    CUmemAccessDesc acc;
+    CUdeviceptr va;
+    size_t gran;
+    int dev, slot;
+    for (slot = 0; slot < 64 && vmm_ptr[slot]; ++slot) {}
+    CK(cudaGetDevice(&dev));
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    CU(vmm.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    bytes = (bytes + gran - 1) / gran * gran;
+    CU(vmm.create(&vmm_handle[slot], bytes, &prop, 0));
+    CU(vmm.reserve(&va, bytes, gran, 0, 0));
+    CU(vmm.map(va, bytes, 0, vmm_handle[slot], 0));
+    memset(&acc, 0, sizeof(acc));
+    acc.location = prop.location;
+    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU(vmm.access(va, bytes, &acc, 1));
+    vmm_ptr[slot] = (void *) va;
+    vmm_size[slot] = bytes;
+    return vmm_ptr[slot];
+}
+
+static void vmm_free(void *p)
+{
+    for (int slot = 0; slot < 64; ++slot) {
+        if (vmm_ptr[slot] == p) {
+            CU(vmm.unmap((CUdeviceptr) p, vmm_size[slot]));
+            CU(vmm.release(vmm_handle[slot]));
+            CU(vmm.addr_free((CUdeviceptr) p, vmm_size[slot]));
+            vmm_ptr[slot] = NULL;
+        }
+    }
+}
+
 static void *dalloc(mem_t m, size_t bytes)
 {
     void *p = NULL;
     if (0 == bytes) bytes = 1;
+    if (MEM_VMM == m) return vmm_alloc(bytes);
     if (MEM_DEVICE == m) CK(cudaMalloc(&p, bytes));
     else if (MEM_ASYNC == m) { CK(cudaMallocAsync(&p, bytes, 0)); CK(cudaStreamSynchronize(0)); }
     else CK(cudaMallocManaged(&p, bytes, cudaMemAttachGlobal));
@@ -102,7 +180,8 @@ static void *dalloc(mem_t m, size_t bytes)
 
 static void dfree(mem_t m, void *p)
 {
-    if (MEM_ASYNC == m) { CK(cudaFreeAsync(p, 0)); CK(cudaStreamSynchronize(0)); }
+    if (MEM_VMM == m) vmm_free(p);
+    else if (MEM_ASYNC == m) { CK(cudaFreeAsync(p, 0)); CK(cudaStreamSynchronize(0)); }
     else CK(cudaFree(p));
 }
 
@@ -241,6 +320,10 @@ int main(int argc, char **argv)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
     MPI_Comm_rank(local, &lrank);
     CK(cudaSetDevice(lrank % ndev));
+    int vmm_ok = vmm_load(), vmm_all = 0;
+    MPI_Allreduce(&vmm_ok, &vmm_all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    vmm_ok = vmm_all;
+    if (!vmm_ok && 0 == wrank) printf("note: libcuda has no VMM entry points; cuMemCreate buffers not tested\n");
 
     /* size 0 and the full op x type matrix on MPI_COMM_WORLD */
     one(MPI_COMM_WORLD, MPI_FLOAT, 1, MPI_SUM, "world sum/float", 0, 0, 0, MEM_DEVICE, ++id);
@@ -256,7 +339,7 @@ int main(int argc, char **argv)
             one(MPI_COMM_WORLD, MPI_DOUBLE, 1, MPI_SUM, "world sum/double", sizes[i] / 2 + 1, 1, 1, MEM_DEVICE, ++id);
         }
         /* other allocators */
-        for (int m = MEM_ASYNC; m <= MEM_MANAGED; ++m) {
+        for (int m = MEM_ASYNC; m <= (vmm_ok ? MEM_VMM : MEM_MANAGED); ++m) {
             one(MPI_COMM_WORLD, MPI_FLOAT, 1, MPI_SUM, "world sum/float", 1001, 0, 0, (mem_t) m, ++id);
             one(MPI_COMM_WORLD, MPI_FLOAT, 1, MPI_SUM, "world sum/float", 3000017, 1, 0, (mem_t) m, ++id);
         }

@@ -1,0 +1,104 @@
+/*
+ * Observability of device collectives: an NVTX range around every call
+ * that reaches the engine (NVTX 3 is header-only and does nothing unless a
+ * tool such as nsys injects itself, so it costs nothing when unused), and
+ * an optional per-collective timing record, one JSON object per line, in
+ * the spirit of NCCL's profiler output (coll_gpu_timing_file).
+ */
+#include "ompi_config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll_gpu.h"
+
+#include "opal/util/output.h"
+#include "ompi/communicator/communicator.h"
+
+#if GPUCOLL_HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+static FILE *mca_coll_gpu_timing;
+static int mca_coll_gpu_timing_failed;
+
+static double mca_coll_gpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes)
+{
+    t->t0 = mca_coll_gpu_now();
+    t->bytes = bytes;
+    t->what = what;
+#if GPUCOLL_HAVE_NVTX
+    if (mca_coll_gpu_component.nvtx) {
+        char label[96];
+        snprintf(label, sizeof(label), "coll/gpu %s %zu B", what, bytes);
+        nvtxRangePushA(label);
+    }
+#endif
+}
+
+static FILE *mca_coll_gpu_timing_open(void)
+{
+    const char *prefix = mca_coll_gpu_component.timing_file;
+    char path[4096];
+
+    if (NULL != mca_coll_gpu_timing || mca_coll_gpu_timing_failed || NULL == prefix ||
+        '\0' == prefix[0]) {
+        return mca_coll_gpu_timing;
+    }
+    snprintf(path, sizeof(path), "%s.%d.jsonl", prefix, ompi_comm_rank(&ompi_mpi_comm_world.comm));
+    mca_coll_gpu_timing = fopen(path, "w");
+    if (NULL == mca_coll_gpu_timing) {
+        mca_coll_gpu_timing_failed = 1;
+        opal_output(0, "coll/gpu: cannot write the timing file %s: %m", path);
+    }
+    return mca_coll_gpu_timing;
+}
+
+void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name, int blocking,
+                            double submitted, int status)
+{
+    FILE *f;
+    const double done = mca_coll_gpu_now();
+
+#if GPUCOLL_HAVE_NVTX
+    if (mca_coll_gpu_component.nvtx && blocking) {
+        nvtxRangePop();
+    }
+#endif
+    f = mca_coll_gpu_timing_open();
+    if (NULL == f) {
+        return;
+    }
+    fprintf(f, "{\"comm\":\"%s\",\"coll\":\"%s\",\"bytes\":%zu,\"blocking\":%d,"
+               "\"start_s\":%.9f,\"submit_us\":%.3f,\"done_us\":%.3f,\"status\":%d}\n",
+            comm_name, t->what, t->bytes, blocking, t->t0,
+            (submitted > t->t0 ? submitted - t->t0 : 0.0) * 1e6, (done - t->t0) * 1e6, status);
+}
+
+/* A nonblocking call's NVTX range covers its start only. */
+void mca_coll_gpu_trace_started(const mca_coll_gpu_trace_t *t)
+{
+    (void) t;
+#if GPUCOLL_HAVE_NVTX
+    if (mca_coll_gpu_component.nvtx) {
+        nvtxRangePop();
+    }
+#endif
+}
+
+void mca_coll_gpu_trace_fini(void)
+{
+    if (NULL != mca_coll_gpu_timing) {
+        fclose(mca_coll_gpu_timing);
+        mca_coll_gpu_timing = NULL;
+    }
+}

@@ -1,0 +1,56 @@
+#!/bin/sh
+# The installed modulefiles, under Lmod and under Environment Modules:
+# "make install" into a scratch prefix, load, check that Open MPI finds the
+# component (ompi_info) with its own default path kept and the tools on
+# PATH, unload, check the environment is what it was.  Both with the
+# variable unset and already set.  Usage: test_modulefiles.sh BUILDDIR lmod|tcl
+# Lmod comes from Debian's lmod package; Environment Modules conflicts with
+# it there, so its modulecmd.tcl is used from the unpacked Debian package
+# (ENVMODULES_CMD, default /opt/envmodules/usr/lib/x86_64-linux-gnu/modulecmd.tcl).
+B=$1
+FLAVOR=$2
+LMOD_CMD=${LMOD_CMD:-/usr/share/lmod/lmod/libexec/lmod}
+ENVMODULES_CMD=${ENVMODULES_CMD:-/opt/envmodules/usr/lib/x86_64-linux-gnu/modulecmd.tcl}
+case $FLAVOR in
+  lmod) [ -x "$LMOD_CMD" ] || { echo "Lmod not installed ($LMOD_CMD)"; exit 1; } ;;
+  tcl) [ -f "$ENVMODULES_CMD" ] || { echo "Environment Modules not found ($ENVMODULES_CMD)"; exit 1; } ;;
+  *) echo "usage: $0 BUILDDIR lmod|tcl"; exit 2 ;;
+esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+make -s -C "$B" install prefix="$tmp/prefix" > "$tmp/install.log" 2>&1 || { tail -20 "$tmp/install.log"; exit 1; }
+P=$tmp/prefix
+[ -f "$P/lib/openmpi/mca_coll_gpu.so" ] || { echo "component not installed under $P/lib/openmpi"; exit 1; }
+[ -x "$P/bin/gpucoll_bench" ] || { echo "gpucoll_bench not installed"; exit 1; }
+module() {   # the shell code a module command emits, run here
+  if [ "$FLAVOR" = lmod ]; then
+    eval "$("$LMOD_CMD" sh "$@" 2>"$tmp/err")"
+  else
+    eval "$(tclsh "$ENVMODULES_CMD" sh "$@" 2>"$tmp/err")"
+  fi
+}
+if [ "$FLAVOR" = lmod ]; then export MODULEPATH=$P/share/modulefiles; else export MODULEPATH=$P/share/modulefiles-tcl; fi
+# Lmod drops duplicate PATH entries on any change: compare without them
+dedup() { echo "$1" | tr ':' '\n' | awk '!seen[$0]++' | paste -sd: -; }
+fail() { echo "FAIL ($FLAVOR): $*"; cat "$tmp/err" 2>/dev/null; exit 1; }
+default=$(ompi_info --parsable --param mca base --level 9 | sed -n 's/^mca:mca:base:param:mca_base_component_path:value://p' | tr -d '"')
+for preset in unset set; do
+  if [ $preset = set ]; then
+    export OMPI_MCA_mca_base_component_path=$(echo "$default" | tr ':' '\n' | while read -r d; do [ -d "$d" ] && printf '%s:' "$d"; done | sed 's/:$//')
+  else
+    unset OMPI_MCA_mca_base_component_path
+  fi
+  before_path=$PATH
+  before_var=${OMPI_MCA_mca_base_component_path-UNSET}
+  module load gpucoll
+  case ":$OMPI_MCA_mca_base_component_path:" in *":$P/lib/openmpi:"*) ;; *) fail "component folder not on the path after load ($preset): $OMPI_MCA_mca_base_component_path" ;; esac
+  case "$PATH" in "$P/bin:"*) ;; *) fail "bindir not first on PATH" ;; esac
+  ompi_info --param coll gpu --level 9 2>/dev/null | grep -q "MCA coll: gpu" || fail "ompi_info does not list coll gpu after load ($preset)"
+  ompi_info 2>/dev/null | grep -q "MCA coll: tuned" || fail "Open MPI's own components lost after load ($preset)"
+  command -v gpucoll_bench > /dev/null || fail "gpucoll_bench not found on PATH"
+  module unload gpucoll
+  [ "${OMPI_MCA_mca_base_component_path-UNSET}" = "$before_var" ] || fail "component path not restored ($preset): '${OMPI_MCA_mca_base_component_path-UNSET}' vs '$before_var'"
+  [ "$(dedup "$PATH")" = "$(dedup "$before_path")" ] || fail "PATH not restored: $PATH vs $before_path"
+  [ -z "${GPUCOLL_OMPI_DEFAULT_ADDED:-}" ] || fail "marker variable left behind"
+done
+echo "modulefile ($FLAVOR): load, ompi_info, unload restore the environment"
