@@ -69,11 +69,11 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     /* exchange region: flags, then [source][block][parity] slots */
     c->xg_flags_off = gpu_round_up(c->ts_off + c->ts_block * (size_t) c->p.nblocks, 4096);
     c->xg_slots_off = c->xg_flags_off + gpu_round_up(GPU_XCHG_FLAGS_BYTES, 4096);
-    c->xg_slot = c->p.twoshot_scratch / (n * (size_t) c->p.nblocks * 2) / 4096 * 4096;
+    c->xg_slot = c->p.xchg_scratch / (n * (size_t) c->p.xchg_nblocks * 2) / 4096 * 4096;
     if (c->xg_slot < GPU_XCHG_MIN_CHUNK) {
         c->xg_slot = GPU_XCHG_MIN_CHUNK;
     }
-    *total = c->xg_slots_off + c->xg_slot * n * (size_t) c->p.nblocks * 2;
+    *total = c->xg_slots_off + c->xg_slot * n * (size_t) c->p.xchg_nblocks * 2;
 }
 
 static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
@@ -184,6 +184,9 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
     if (c->p.nblocks < 1 || c->p.nblocks > GPU_MAX_BLOCKS) {
         c->p.nblocks = GPU_MAX_BLOCKS < 32 ? GPU_MAX_BLOCKS : 32;
     }
+    if (c->p.xchg_nblocks < 1 || c->p.xchg_nblocks > GPU_MAX_BLOCKS) {
+        c->p.xchg_nblocks = GPU_MAX_BLOCKS;
+    }
     if (c->p.oneshot_blocks < 1 || c->p.oneshot_blocks > GPU_MAX_BLOCKS) {
         c->p.oneshot_blocks = 4;
     }
@@ -259,9 +262,15 @@ void gpu_engine_comm_destroy(gpu_engine_comm_t *c)
     free(c);
 }
 
-double gpu_engine_submit_time(const gpu_engine_comm_t *c)
+double gpu_engine_clock(void)
 {
-    return c->t_submit;
+    return gpu_now();
+}
+
+void gpu_engine_times(const gpu_engine_comm_t *c, double *launch, double *submit)
+{
+    *launch = c->t_launch;
+    *submit = c->t_submit;
 }
 
 int gpu_engine_device(const gpu_engine_comm_t *c)
@@ -421,6 +430,7 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     }
     GPU_LOG(20, "%s: %s, %d blocks", what, GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot",
             a.nblocks);
+    c->t_launch = gpu_now();
     st = gpu_kernel_allreduce(algo, op, dt, &a, c->stream);
     if (GPU_OK != st) {
         return st;

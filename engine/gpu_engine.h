@@ -34,7 +34,9 @@ typedef struct {
 typedef struct {
     size_t oneshot_max_bytes;   /* largest message for the one-shot */
     size_t twoshot_scratch;     /* bytes of two-shot scratch per rank */
+    size_t xchg_scratch;        /* bytes of exchange-kernel slots per rank */
     int nblocks;                /* two-shot blocks (channels) */
+    int xchg_nblocks;           /* exchange-kernel blocks (same on every rank) */
     int nthreads;
     int oneshot_blocks;
     gpu_algo_t algo;            /* GPU_ALGO_AUTO or forced */
@@ -90,8 +92,9 @@ gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *comm, gpu_engine_req_t *req)
  * communicator only (same on every rank). */
 size_t gpu_engine_slot_bytes(const gpu_engine_comm_t *comm);
 int gpu_engine_rank(const gpu_engine_comm_t *comm);
-/* CLOCK_MONOTONIC seconds when the last call had queued its work */
-double gpu_engine_submit_time(const gpu_engine_comm_t *comm);
+/* CLOCK_MONOTONIC seconds when the last call started its kernel launch
+ * and when the launch had returned (for the timing file) */
+void gpu_engine_times(const gpu_engine_comm_t *comm, double *launch, double *submit);
 int gpu_engine_size(const gpu_engine_comm_t *comm);
 
 #ifdef __cplusplus

@@ -43,7 +43,7 @@ struct gpu_engine_comm {
     cudaEvent_t legacy_ev;                   /* orders us after the legacy stream */
     cudaEvent_t events[GPU_ENGINE_EVENTS];   /* free pool for requests */
     int nevents;
-    double t_submit;
+    double t_launch, t_submit;
 };
 
 
@@ -51,6 +51,7 @@ struct gpu_engine_comm {
  * default stream (the engine's stream does not block on it, so legacy work
  * queued later never waits for a collective that waits for a peer). */
 gpu_status_t gpu_engine_order(gpu_engine_comm_t *c);
+double gpu_engine_clock(void);
 /* Wait for everything launched so far; what names the call in errors. */
 gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what);
 /* Blocking (req NULL): wait; otherwise record completion into req. */

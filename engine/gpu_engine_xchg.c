@@ -26,7 +26,7 @@ int gpu_engine_size(const gpu_engine_comm_t *c)
 /* Blocks this rank needs: the widest pair, and enough for its local copy. */
 static int gpu_xchg_grid(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
 {
-    const int nb = c->p.nblocks;
+    const int nb = c->p.xchg_nblocks;
     int grid = 1, q;
     size_t lens[2 * GPU_MAX_PEERS + 2];
     int n = 0, k;
@@ -89,7 +89,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     a.plan = *plan;
     a.nranks = c->nranks;
     a.rank = c->rank;
-    a.nb_max = c->p.nblocks;
+    a.nb_max = c->p.xchg_nblocks;
     a.nblocks = gpu_xchg_grid(c, plan);
     a.nthreads = c->p.nthreads;
     memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
@@ -100,6 +100,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     a.err = c->err_dev;
     GPU_LOG(20, "%s: %s, %d blocks", desc, GPU_XCHG_COPY == plan->mode ? "copy" : "reduce",
             a.nblocks);
+    c->t_launch = gpu_engine_clock();
     st = gpu_kernel_xchg(op, dt, &a, c->stream);
     if (GPU_OK != st) {
         return st;

@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define GPU_MAX_PEERS 32
-#define GPU_MAX_BLOCKS 64
+#define GPU_MAX_BLOCKS 128
 #define GPU_FLAG_STAGES 3
 #define GPU_FLAGS_BYTES ((size_t) GPU_MAX_BLOCKS * GPU_FLAG_STAGES * GPU_MAX_PEERS * 8)
 

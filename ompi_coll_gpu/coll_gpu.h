@@ -56,6 +56,8 @@ typedef struct mca_coll_gpu_component_t {
     double timeout;
     char *fallback;
     unsigned long bcast_chain_min;
+    unsigned long xchg_scratch_bytes;
+    int xchg_nblocks;
     int stream_order;
     int nvtx;
     char *timing_file;
@@ -129,7 +131,7 @@ typedef struct {
 void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes);
 void mca_coll_gpu_trace_started(const mca_coll_gpu_trace_t *t);
 void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name, int blocking,
-                            double submitted, int status);
+                            double launch, double submitted, int status);
 void mca_coll_gpu_trace_fini(void);
 
 /* nonblocking requests (coll_gpu_request.c): start hands out the request

@@ -48,6 +48,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .timeout = 60.0,
     .fallback = NULL,
     .bcast_chain_min = 256 * 1024,
+    .xchg_scratch_bytes = 256ul * 1024 * 1024,
+    .xchg_nblocks = 128,
     .stream_order = 1,
     .nvtx = 1,
     .timing_file = NULL,
@@ -93,18 +95,25 @@ static int mca_coll_gpu_register(void)
                      "allreduce; also sizes its scratch slots", MCA_BASE_VAR_TYPE_UNSIGNED_LONG,
                      NULL, OPAL_INFO_LVL_5, &c->oneshot_max);
     mca_coll_gpu_reg("scratch_bytes", "Bytes of peer-visible scratch per rank and communicator "
-                     "for the two-shot (bandwidth) allreduce, and as much again for the exchange "
-                     "kernel of the other collectives", MCA_BASE_VAR_TYPE_UNSIGNED_LONG,
+                     "for the two-shot (bandwidth) allreduce", MCA_BASE_VAR_TYPE_UNSIGNED_LONG,
                      NULL, OPAL_INFO_LVL_5, &c->scratch_bytes);
-    mca_coll_gpu_reg("nblocks", "Thread blocks (channels) of the two-shot allreduce and of the exchange kernel, 1-64",
+    mca_coll_gpu_reg("nblocks", "Thread blocks (channels) of the two-shot allreduce, 1-128",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nblocks);
     mca_coll_gpu_reg("nthreads", "Threads per block of the allreduce kernels (32-1024)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nthreads);
-    mca_coll_gpu_reg("oneshot_blocks", "Thread blocks of the one-shot allreduce, 1-64",
+    mca_coll_gpu_reg("oneshot_blocks", "Thread blocks of the one-shot allreduce, 1-128",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->oneshot_blocks);
     mca_coll_gpu_reg("timeout", "Seconds a rank waits for a peer inside a device collective "
                      "before it reports which peer it waited for and fails the call",
                      MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->timeout);
+    mca_coll_gpu_reg("xchg_scratch_bytes", "Bytes of peer-visible scratch per rank and "
+                     "communicator for every other device collective (split into 2 slots per "
+                     "peer and block; larger slots mean fewer hand-overs per byte)",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5,
+                     &c->xchg_scratch_bytes);
+    mca_coll_gpu_reg("xchg_nblocks", "Thread blocks (channels) of the exchange kernel behind "
+                     "every collective but allreduce, 1-128",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->xchg_nblocks);
     mca_coll_gpu_reg("bcast_chain_min", "Smallest device-buffer bcast in bytes that is "
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
                      "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,

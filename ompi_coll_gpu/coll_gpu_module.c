@@ -184,6 +184,8 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
     memset(&p, 0, sizeof(p));
     p.oneshot_max_bytes = c->oneshot_max;
     p.twoshot_scratch = c->scratch_bytes;
+    p.xchg_scratch = c->xchg_scratch_bytes;
+    p.xchg_nblocks = c->xchg_nblocks;
     p.nblocks = c->nblocks;
     p.nthreads = c->nthreads < GPU_MAX_PEERS ? GPU_MAX_PEERS
                  : (c->nthreads > 1024 ? 1024 : c->nthreads);

@@ -93,8 +93,9 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
             *req = MPI_REQUEST_NULL;
         }
     } else {
-        mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, gpu_engine_submit_time(m->engine),
-                               (int) st);
+        double launch, submit;
+        gpu_engine_times(m->engine, &launch, &submit);
+        mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, launch, submit, (int) st);
     }
     if (GPU_ERR_UNSUPPORTED == st) {
         *ran = 0;

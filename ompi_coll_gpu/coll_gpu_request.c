@@ -87,7 +87,7 @@ static int mca_coll_gpu_progress(void)
                         gpu_status_string(st));
         }
         r->super.req_status.MPI_ERROR = mca_coll_gpu_status_to_mpi(st);
-        mca_coll_gpu_trace_end(&r->trace, r->comm_name, 0, 0.0, (int) st);
+        mca_coll_gpu_trace_end(&r->trace, r->comm_name, 0, 0.0, 0.0, (int) st);
         if (r->user_freed) {
             mca_coll_gpu_request_release(r);
         } else {

@@ -3,7 +3,10 @@
  * that reaches the engine (NVTX 3 is header-only and does nothing unless a
  * tool such as nsys injects itself, so it costs nothing when unused), and
  * an optional per-collective timing record, one JSON object per line, in
- * the spirit of NCCL's profiler output (coll_gpu_timing_file).
+ * the spirit of NCCL's profiler output (coll_gpu_timing_file).  Times are
+ * microseconds from entering the engine: prep_us until the kernel launch
+ * call, submit_us until it returned, done_us until the result was in
+ * place (nonblocking: until progress saw it complete).
  */
 #include "ompi_config.h"
 
@@ -64,7 +67,7 @@ static FILE *mca_coll_gpu_timing_open(void)
 }
 
 void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name, int blocking,
-                            double submitted, int status)
+                            double launch, double submitted, int status)
 {
     FILE *f;
     const double done = mca_coll_gpu_now();
@@ -79,8 +82,10 @@ void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name
         return;
     }
     fprintf(f, "{\"comm\":\"%s\",\"coll\":\"%s\",\"bytes\":%zu,\"blocking\":%d,"
-               "\"start_s\":%.9f,\"submit_us\":%.3f,\"done_us\":%.3f,\"status\":%d}\n",
+               "\"start_s\":%.9f,\"prep_us\":%.3f,\"submit_us\":%.3f,\"done_us\":%.3f,"
+               "\"status\":%d}\n",
             comm_name, t->what, t->bytes, blocking, t->t0,
+            (launch > t->t0 ? launch - t->t0 : 0.0) * 1e6,
             (submitted > t->t0 ? submitted - t->t0 : 0.0) * 1e6, (done - t->t0) * 1e6, status);
 }
 
