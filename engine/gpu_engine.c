@@ -236,6 +236,14 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
     GPU_LOG(1, "rank %d/%d: device %d (%s), %d local ranks on %d GPUs, transport %s",
             rank, nranks, c->device, mine.busid, c->topo.local_size, c->topo.ndevices,
             c->tr->name);
+    /* one line per peer, like NCCL_DEBUG=INFO's channel lines */
+    for (int i = 0; i < nranks && gpu_log_enabled(1); ++i) {
+        if (i != rank) {
+            GPU_LOG(1, "rank %d -> %d: GPU %s -> %s via %s (%s)", rank, i, mine.busid,
+                    infos[i].busid, c->tr->name,
+                    0 == strcmp(mine.busid, infos[i].busid) ? "same GPU" : "peer access");
+        }
+    }
     free(handles);
     free(infos);
     *comm = c;

@@ -23,6 +23,7 @@
 #include "opal/mca/base/mca_base_component_repository.h"
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "ompi/mca/coll/base/base.h"
 
 static int mca_coll_gpu_is_selected(const char *name)
@@ -51,14 +52,13 @@ static int mca_coll_gpu_adopt_one(opal_list_t *repo, const char *name)
         }
     }
     if (NULL == found) {
-        opal_output_verbose(1, mca_coll_gpu_component.output,
-                            "coll/gpu: fallback component coll/%s not found", name);
+        opal_show_help("help-coll-gpu.txt", "fallback-not-found", true, name);
         return OMPI_ERR_NOT_FOUND;
     }
     /* repository_open appends its own list item for the component */
     ret = mca_base_component_repository_open(&ompi_coll_base_framework, found);
     if (OPAL_SUCCESS != ret || NULL == found->ri_component_struct) {
-        opal_output(0, "coll/gpu: cannot open fallback component coll/%s (%d)", name, ret);
+        opal_show_help("help-coll-gpu.txt", "fallback-open-failed", true, name, ret);
         return OMPI_ERROR;
     }
     comp = found->ri_component_struct;

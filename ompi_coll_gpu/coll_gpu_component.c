@@ -99,7 +99,7 @@ static int mca_coll_gpu_register(void)
                      NULL, OPAL_INFO_LVL_5, &c->scratch_bytes);
     mca_coll_gpu_reg("nblocks", "Thread blocks (channels) of the two-shot allreduce, 1-128",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nblocks);
-    mca_coll_gpu_reg("nthreads", "Threads per block of the allreduce kernels (32-1024)",
+    mca_coll_gpu_reg("nthreads", "Threads per block of the GPU kernels (32-1024)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nthreads);
     mca_coll_gpu_reg("oneshot_blocks", "Thread blocks of the one-shot allreduce, 1-128",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->oneshot_blocks);

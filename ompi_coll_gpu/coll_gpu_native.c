@@ -15,7 +15,7 @@
 
 #include "coll_gpu.h"
 
-#include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
 
@@ -102,8 +102,8 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         return MPI_SUCCESS;
     }
     if (GPU_OK != st) {
-        opal_output(0, "coll/gpu: %s on %s rank %d failed: %s", call->what, m->comm->c_name,
-                    ompi_comm_rank(m->comm), gpu_status_string(st));
+        opal_show_help("help-coll-gpu.txt", "collective-failed", true, call->what,
+                       m->comm->c_name, ompi_comm_rank(m->comm), gpu_status_string(st));
     }
     return mca_coll_gpu_status_to_mpi(st);
 }

@@ -15,7 +15,7 @@
 #include "coll_gpu.h"
 
 #include "opal/runtime/opal_progress.h"
-#include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "ompi/constants.h"
 #include "ompi/request/request.h"
 
@@ -83,8 +83,8 @@ static int mca_coll_gpu_progress(void)
         }
         if (GPU_OK != st) {
             /* the communicator may be freed already: name the call only */
-            opal_output(0, "coll/gpu: nonblocking %s failed: %s", r->engine.what,
-                        gpu_status_string(st));
+            opal_show_help("help-coll-gpu.txt", "nonblocking-failed", true, r->engine.what,
+                           gpu_status_string(st));
         }
         r->super.req_status.MPI_ERROR = mca_coll_gpu_status_to_mpi(st);
         mca_coll_gpu_trace_end(&r->trace, r->comm_name, 0, 0.0, 0.0, (int) st);

@@ -15,6 +15,7 @@
 #include "coll_gpu.h"
 
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
 
@@ -69,8 +70,8 @@ static int gpu_stage_in(gpu_stage_t *s, int copy_in, void **view)
         e = cudaMemcpy(s->shadow, (char *) s->user + s->lo, (size_t) (s->hi - s->lo),
                        cudaMemcpyDefault);
         if (cudaSuccess != e) {
-            opal_output(0, "coll/gpu: staging %zd bytes from device: %s", s->hi - s->lo,
-                        cudaGetErrorString(e));
+            opal_show_help("help-coll-gpu.txt", "staging-failed", true, s->hi - s->lo,
+                           "device to host", cudaGetErrorString(e));
             free(s->shadow);
             s->shadow = NULL;
             return MPI_ERR_OTHER;
@@ -90,8 +91,8 @@ static int gpu_stage_out(gpu_stage_t *s, int copy_out)
         cudaError_t e = cudaMemcpy((char *) s->user + s->lo, s->shadow, (size_t) (s->hi - s->lo),
                                    cudaMemcpyDefault);
         if (cudaSuccess != e) {
-            opal_output(0, "coll/gpu: staging %zd bytes to device: %s", s->hi - s->lo,
-                        cudaGetErrorString(e));
+            opal_show_help("help-coll-gpu.txt", "staging-failed", true, s->hi - s->lo,
+                           "host to device", cudaGetErrorString(e));
             ret = MPI_ERR_OTHER;
         }
     }

@@ -10,6 +10,7 @@
  */
 #include "ompi_config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -17,7 +18,7 @@
 
 #include "coll_gpu.h"
 
-#include "opal/util/output.h"
+#include "opal/util/show_help.h"
 #include "ompi/communicator/communicator.h"
 
 #if GPUCOLL_HAVE_NVTX
@@ -61,7 +62,7 @@ static FILE *mca_coll_gpu_timing_open(void)
     mca_coll_gpu_timing = fopen(path, "w");
     if (NULL == mca_coll_gpu_timing) {
         mca_coll_gpu_timing_failed = 1;
-        opal_output(0, "coll/gpu: cannot write the timing file %s: %m", path);
+        opal_show_help("help-coll-gpu.txt", "timing-file", true, path, strerror(errno));
     }
     return mca_coll_gpu_timing;
 }

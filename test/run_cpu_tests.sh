@@ -33,6 +33,9 @@ for np in 1 2 4; do
   run "host collectives, default selection, np $np" $MPIRUN --oversubscribe -np $np "$B/test/mpi/test_host_colls"
   run "host collectives, --mca coll gpu alone, np $np" $MPIRUN --oversubscribe --mca coll gpu -np $np "$B/test/mpi/test_host_colls"
 done
+run "user messages come from the help file (a missing fallback component)" sh -c "
+  out=\$($MPIRUN -np 1 --mca coll gpu --mca coll_gpu_fallback tuned,basic,libnbc,self,nosuchcomp $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'component \"coll/nosuchcomp\"' || { echo \"\$out\"; exit 1; }"
 run "GPU allreduce test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_allreduce | grep -q SKIP"
 run "GPU collectives test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_colls | grep -q SKIP"
 run "demo reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/allreduce_demo | grep -q 'no GPU present'"
