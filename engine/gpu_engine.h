@@ -37,6 +37,7 @@ typedef struct {
     size_t xchg_scratch;        /* bytes of exchange-kernel slots per rank */
     int nblocks;                /* two-shot blocks (channels) */
     int xchg_nblocks;           /* exchange-kernel blocks (same on every rank) */
+    int xchg_split;             /* separate sender and receiver blocks */
     int nthreads;
     int oneshot_blocks;
     gpu_algo_t algo;            /* GPU_ALGO_AUTO or forced */

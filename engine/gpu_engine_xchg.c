@@ -91,6 +91,10 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     a.rank = c->rank;
     a.nb_max = c->p.xchg_nblocks;
     a.nblocks = gpu_xchg_grid(c, plan);
+    a.split = c->p.xchg_split && !plan->relay && !plan->in_place;
+    if (a.split) {
+        a.nblocks *= 2;
+    }
     a.nthreads = c->p.nthreads;
     memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
     a.flags_off = c->xg_flags_off;

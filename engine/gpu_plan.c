@@ -110,6 +110,7 @@ gpu_status_t gpu_plan_alltoallv(gpu_xchg_plan_t *p, int rank, int n, const char 
     if (GPU_OK != st) {
         return st;
     }
+    p->in_place = NULL == sbuf;
     for (q = 0; q < n; ++q) {
         if (q != rank) {
             /* in place: what goes to q is taken from where q's data lands,
@@ -210,6 +211,7 @@ gpu_status_t gpu_plan_scan(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf
         p->send_len[q] = bytes;
         p->send_src[q] = in;
     }
+    p->in_place = NULL == sbuf;
     p->red_lo = 0;
     p->red_hi = exclusive ? rank - 1 : rank;
     p->red_len = p->red_lo <= p->red_hi ? bytes : 0;

@@ -111,6 +111,8 @@ typedef enum { GPU_XCHG_COPY = 0, GPU_XCHG_REDUCE = 1 } gpu_xchg_mode_t;
 typedef struct {
     int mode;                         /* gpu_xchg_mode_t */
     int relay;                        /* receive a chunk before sending it on (chains) */
+    int in_place;                     /* output overwrites input still to be sent: the
+                                         same block must send a chunk before it lands */
     const char *send_src[GPU_MAX_PEERS];
     size_t send_len[GPU_MAX_PEERS];   /* bytes to peer p (0: nothing) */
     char *recv_dst[GPU_MAX_PEERS];    /* COPY: where source s's bytes land */
@@ -131,6 +133,7 @@ typedef struct {
     int nblocks;                      /* this launch's grid */
     int nthreads;
     int nb_max;                       /* block count every rank uses to cut pairs */
+    int split;                        /* grid = senders + receivers (non-relay plans) */
     char *peer_base[GPU_MAX_PEERS];
     size_t flags_off;
     size_t slots_off;

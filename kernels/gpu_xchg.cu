@@ -37,7 +37,7 @@ __device__ __forceinline__ char *slot(const gpu_xchg_args_t &a, char *base, int 
 }
 
 /* This block's chunk of a pair in round r: offset and length, or false. */
-__device__ __forceinline__ bool my_chunk(const gpu_xchg_args_t &a, size_t len, int r,
+__device__ __forceinline__ bool my_chunk(const gpu_xchg_args_t &a, size_t len, int r, int ch,
                                          size_t *off, size_t *clen)
 {
     if (0 == len) {
@@ -45,10 +45,10 @@ __device__ __forceinline__ bool my_chunk(const gpu_xchg_args_t &a, size_t len, i
     }
     const size_t chunk = gpu_xchg_chunk(len, a.slot_bytes, a.nb_max);
     const int nb = gpu_xchg_pair_blocks(len, chunk, a.nb_max);
-    if ((int) blockIdx.x >= nb) {
+    if (ch >= nb) {
         return false;
     }
-    const size_t i = (size_t) blockIdx.x + (size_t) r * nb;
+    const size_t i = (size_t) ch + (size_t) r * nb;
     if (i * chunk >= len) {
         return false;
     }
@@ -58,7 +58,7 @@ __device__ __forceinline__ bool my_chunk(const gpu_xchg_args_t &a, size_t len, i
 }
 
 /* Rounds this block takes part in, over every pair of the plan. */
-__device__ int block_rounds(const gpu_xchg_args_t &a)
+__device__ int block_rounds(const gpu_xchg_args_t &a, int ch)
 {
     const gpu_xchg_plan_t &p = a.plan;
     int rounds = 0;
@@ -69,8 +69,8 @@ __device__ int block_rounds(const gpu_xchg_args_t &a)
         const size_t chunk = gpu_xchg_chunk(len, a.slot_bytes, a.nb_max);
         const int nb = gpu_xchg_pair_blocks(len, chunk, a.nb_max);
         const size_t nch = (len + chunk - 1) / chunk;
-        if ((int) blockIdx.x < nb) {
-            const int r = (int) ((nch - blockIdx.x + nb - 1) / nb);
+        if (ch < nb) {
+            const int r = (int) ((nch - ch + nb - 1) / nb);
             rounds = r > rounds ? r : rounds;
         }
     };
@@ -87,7 +87,7 @@ __device__ int block_rounds(const gpu_xchg_args_t &a)
 }
 
 /* Push this round's chunk to every peer that gets one; false on timeout. */
-__device__ bool send_round(const gpu_xchg_args_t &a, int r)
+__device__ bool send_round(const gpu_xchg_args_t &a, int r, int ch)
 {
     __shared__ unsigned long long j;
     __shared__ int ok;
@@ -95,25 +95,25 @@ __device__ bool send_round(const gpu_xchg_args_t &a, int r)
     for (int k = 1; k < a.nranks; ++k) {
         const int q = (a.rank + k) % a.nranks;
         size_t off, len;
-        if (!my_chunk(a, a.plan.send_len[q], r, &off, &len)) {
+        if (!my_chunk(a, a.plan.send_len[q], r, ch, &off, &len)) {
             continue;
         }
         if (0 == threadIdx.x) {
-            j = *xflag(mine, a.flags_off, F_SENT, q, blockIdx.x);
+            j = *xflag(mine, a.flags_off, F_SENT, q, ch);
             /* the slot of parity j was last filled by transfer j - 2 */
-            ok = j < 2 || wait_geq(xflag(mine, a.flags_off, F_FREED, q, blockIdx.x), j - 1,
+            ok = j < 2 || wait_geq(xflag(mine, a.flags_off, F_FREED, q, ch), j - 1,
                                    a.timeout_ns, a.err, q, GPU_STAGE_XSEND);
         }
         __syncthreads();
         if (!ok) {
             return false;
         }
-        block_copy(slot(a, a.peer_base[q], a.rank, blockIdx.x, j), a.plan.send_src[q] + off, len);
+        block_copy(slot(a, a.peer_base[q], a.rank, ch, j), a.plan.send_src[q] + off, len);
         __syncthreads();
         if (0 == threadIdx.x) {
             __threadfence_system();
-            st_release_sys(xflag(a.peer_base[q], a.flags_off, F_READY, a.rank, blockIdx.x), j + 1);
-            *xflag(mine, a.flags_off, F_SENT, q, blockIdx.x) = j + 1;
+            st_release_sys(xflag(a.peer_base[q], a.flags_off, F_READY, a.rank, ch), j + 1);
+            *xflag(mine, a.flags_off, F_SENT, q, ch) = j + 1;
         }
         __syncthreads();
     }
@@ -121,7 +121,7 @@ __device__ bool send_round(const gpu_xchg_args_t &a, int r)
 }
 
 /* COPY: land this round's chunk of every source in place. */
-__device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r)
+__device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r, int ch)
 {
     __shared__ unsigned long long j;
     __shared__ int ok;
@@ -129,23 +129,23 @@ __device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r)
     for (int k = 1; k < a.nranks; ++k) {
         const int s = (a.rank - k + a.nranks) % a.nranks;
         size_t off, len;
-        if (!my_chunk(a, a.plan.recv_len[s], r, &off, &len)) {
+        if (!my_chunk(a, a.plan.recv_len[s], r, ch, &off, &len)) {
             continue;
         }
         if (0 == threadIdx.x) {
-            j = *xflag(mine, a.flags_off, F_RECVD, s, blockIdx.x);
-            ok = wait_geq(xflag(mine, a.flags_off, F_READY, s, blockIdx.x), j + 1, a.timeout_ns,
+            j = *xflag(mine, a.flags_off, F_RECVD, s, ch);
+            ok = wait_geq(xflag(mine, a.flags_off, F_READY, s, ch), j + 1, a.timeout_ns,
                           a.err, s, GPU_STAGE_XRECV);
         }
         __syncthreads();
         if (!ok) {
             return false;
         }
-        block_copy(a.plan.recv_dst[s] + off, slot(a, mine, s, blockIdx.x, j), len);
+        block_copy(a.plan.recv_dst[s] + off, slot(a, mine, s, ch, j), len);
         __syncthreads();
         if (0 == threadIdx.x) {
-            st_release_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, blockIdx.x), j + 1);
-            *xflag(mine, a.flags_off, F_RECVD, s, blockIdx.x) = j + 1;
+            st_release_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), j + 1);
+            *xflag(mine, a.flags_off, F_RECVD, s, ch) = j + 1;
         }
         __syncthreads();
     }
@@ -188,14 +188,15 @@ __device__ void fold(const Src &src, int n, size_t bytes, char *out)
 }
 
 /* REDUCE: wait for this round's chunk of every source in range, fold. */
-template <class R, class T> __device__ bool recv_reduce_round(const gpu_xchg_args_t &a, int r)
+template <class R, class T>
+__device__ bool recv_reduce_round(const gpu_xchg_args_t &a, int r, int ch)
 {
     __shared__ unsigned long long js[GPU_MAX_PEERS];
     __shared__ int failed;
     const gpu_xchg_plan_t &p = a.plan;
     char *mine = a.peer_base[a.rank];
     size_t off, len;
-    if (p.red_lo > p.red_hi || !my_chunk(a, p.red_len, r, &off, &len)) {
+    if (p.red_lo > p.red_hi || !my_chunk(a, p.red_len, r, ch, &off, &len)) {
         return true;
     }
     const int t = threadIdx.x, s = p.red_lo + t;
@@ -204,8 +205,8 @@ template <class R, class T> __device__ bool recv_reduce_round(const gpu_xchg_arg
     }
     __syncthreads();
     if (s <= p.red_hi && s != a.rank) {
-        js[t] = *xflag(mine, a.flags_off, F_RECVD, s, blockIdx.x);
-        if (!wait_geq(xflag(mine, a.flags_off, F_READY, s, blockIdx.x), js[t] + 1, a.timeout_ns,
+        js[t] = *xflag(mine, a.flags_off, F_RECVD, s, ch);
+        if (!wait_geq(xflag(mine, a.flags_off, F_READY, s, ch), js[t] + 1, a.timeout_ns,
                       a.err, s, GPU_STAGE_XRECV)) {
             failed = 1;
         }
@@ -216,13 +217,13 @@ template <class R, class T> __device__ bool recv_reduce_round(const gpu_xchg_arg
     }
     auto src = [&](int k) -> const char * {
         const int q = p.red_lo + k;
-        return q == a.rank ? p.red_self + off : slot(a, mine, q, blockIdx.x, js[k]);
+        return q == a.rank ? p.red_self + off : slot(a, mine, q, ch, js[k]);
     };
     fold<R, T>(src, p.red_hi - p.red_lo + 1, len, p.red_out + off);
     __syncthreads();
     if (s <= p.red_hi && s != a.rank) {
-        st_release_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, blockIdx.x), js[t] + 1);
-        *xflag(mine, a.flags_off, F_RECVD, s, blockIdx.x) = js[t] + 1;
+        st_release_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), js[t] + 1);
+        *xflag(mine, a.flags_off, F_RECVD, s, ch) = js[t] + 1;
     }
     __syncthreads();
     return true;
@@ -241,22 +242,35 @@ __device__ void self_copy(const gpu_xchg_plan_t &p)
     }
 }
 
+/*
+ * With split roles the grid is two sets of channels: blocks [0, G) only
+ * send and blocks [G, 2G) only receive, so NVLink writes never pause for
+ * a block's own copy-out.  A sender waits only for a peer's receiver and
+ * a receiver only for a peer's sender, so the rounds argument still holds
+ * per role.  Relay plans forward what they received, and in-place plans
+ * must read a chunk before it is overwritten: both keep one role.
+ */
 template <class R, class T> __global__ void __launch_bounds__(1024) k_xchg(gpu_xchg_args_t a)
 {
-    const int rounds = block_rounds(a);
+    const bool split = a.split && !a.plan.relay && !a.plan.in_place;
+    const int nch = split ? (int) gridDim.x / 2 : (int) gridDim.x;
+    const int ch = (int) blockIdx.x % nch;
+    const bool sends = !split || (int) blockIdx.x < nch;
+    const bool recvs = !split || (int) blockIdx.x >= nch;
+    const int rounds = block_rounds(a, ch);
     self_copy(a.plan);
     for (int r = 0; r < rounds; ++r) {
-        if (!a.plan.relay && !send_round(a, r)) {
+        if (sends && !a.plan.relay && !send_round(a, r, ch)) {
             return;
         }
-        if (GPU_XCHG_COPY == a.plan.mode) {
-            if (!recv_copy_round(a, r)) {
+        if (recvs && GPU_XCHG_COPY == a.plan.mode) {
+            if (!recv_copy_round(a, r, ch)) {
                 return;
             }
-        } else if (!recv_reduce_round<R, T>(a, r)) {
+        } else if (recvs && !recv_reduce_round<R, T>(a, r, ch)) {
             return;
         }
-        if (a.plan.relay && !send_round(a, r)) {
+        if (a.plan.relay && !send_round(a, r, ch)) {
             return;
         }
     }
@@ -282,7 +296,7 @@ extern "C" gpu_status_t gpu_kernel_xchg(gpu_op_t op, gpu_dtype_t dt, const gpu_x
     cudaError_t err;
 
     if (args->nranks < 1 || args->nranks > GPU_MAX_PEERS || args->nblocks < 1 ||
-        args->nblocks > args->nb_max || args->nb_max > GPU_MAX_BLOCKS ||
+        args->nblocks > (args->split ? 2 : 1) * args->nb_max || args->nb_max > GPU_MAX_BLOCKS ||
         args->nthreads < GPU_MAX_PEERS) {
         GPU_ERROR("invalid exchange launch: %d ranks, %d blocks of %d, %d threads", args->nranks,
                   args->nblocks, args->nb_max, args->nthreads);

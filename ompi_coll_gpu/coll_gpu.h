@@ -58,6 +58,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long bcast_chain_min;
     unsigned long xchg_scratch_bytes;
     int xchg_nblocks;
+    int xchg_split;
     int stream_order;
     int nvtx;
     char *timing_file;

@@ -50,6 +50,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .bcast_chain_min = 256 * 1024,
     .xchg_scratch_bytes = 256ul * 1024 * 1024,
     .xchg_nblocks = 128,
+    .xchg_split = 0,
     .stream_order = 1,
     .nvtx = 1,
     .timing_file = NULL,
@@ -114,6 +115,10 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("xchg_nblocks", "Thread blocks (channels) of the exchange kernel behind "
                      "every collective but allreduce, 1-128",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->xchg_nblocks);
+    mca_coll_gpu_reg("xchg_split", "1: the exchange kernel runs separate sender and receiver "
+                     "blocks (twice coll_gpu_xchg_nblocks blocks), so peer writes never wait for "
+                     "local copies; 0: each block sends, then receives",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->xchg_split);
     mca_coll_gpu_reg("bcast_chain_min", "Smallest device-buffer bcast in bytes that is "
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
                      "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,

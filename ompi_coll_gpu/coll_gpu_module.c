@@ -186,6 +186,7 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
     p.twoshot_scratch = c->scratch_bytes;
     p.xchg_scratch = c->xchg_scratch_bytes;
     p.xchg_nblocks = c->xchg_nblocks;
+    p.xchg_split = c->xchg_split;
     p.nblocks = c->nblocks;
     p.nthreads = c->nthreads < GPU_MAX_PEERS ? GPU_MAX_PEERS
                  : (c->nthreads > 1024 ? 1024 : c->nthreads);

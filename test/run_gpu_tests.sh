@@ -15,7 +15,8 @@ pass=0; fail=0
 for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 --mca coll gpu" \
            "test_gpu_allreduce 4 --mca coll_gpu_allreduce_algorithm twoshot" \
            "test_gpu_colls 2" "test_gpu_colls 4" "test_gpu_colls 2 --mca coll gpu" \
-           "test_gpu_colls 4 --mca coll_gpu_bcast_chain_min 0"; do
+           "test_gpu_colls 4 --mca coll_gpu_bcast_chain_min 0" \
+           "test_gpu_colls 2 --mca coll_gpu_xchg_split 1 --mca coll_gpu_xchg_nblocks 64"; do
   set -- $cfg
   prog=$1; np=$2; shift 2
   echo "== $prog np $np $*"

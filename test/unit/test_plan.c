@@ -174,6 +174,7 @@ static void test_reduce_and_scan(int n)
                     }
                 }
                 CHECK(good, "reduce kind %d n=%d root=%d rank %d", kind, n, root, r);
+                CHECK(0 == p[r].in_place, "out-of-place reduce/scan plans allow split roles");
             }
             for (int r = 0; r < n; ++r) {
                 free(in[r]);
@@ -280,6 +281,7 @@ static void test_alltoallv(int n, int in_place)
             good &= 0 == memcmp(rb[r] + rd[r][s], want, len[s][r]);
         }
         CHECK(good, "alltoallv n=%d in_place=%d rank %d", n, in_place, r);
+        CHECK(p[r].in_place == in_place, "alltoallv plan marks in-place (no split roles)");
     }
     for (int r = 0; r < n; ++r) {
         free(sb[r]);
