@@ -48,6 +48,19 @@ static int gpu_xchg_grid(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
     return grid;
 }
 
+#define GPU_XCHG_SMALL ((size_t) 64 * 1024)
+#define GPU_XCHG_SMALL_THREADS 256
+
+static size_t gpu_xchg_max_len(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
+{
+    size_t m = p->red_len > p->self_len ? p->red_len : p->self_len;
+    for (int q = 0; q < c->nranks; ++q) {
+        m = p->send_len[q] > m ? p->send_len[q] : m;
+        m = p->recv_len[q] > m ? p->recv_len[q] : m;
+    }
+    return m;
+}
+
 static int gpu_xchg_empty(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
 {
     int q;
@@ -95,7 +108,10 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     if (a.split) {
         a.nblocks *= 2;
     }
-    a.nthreads = c->p.nthreads;
+    /* small transfers: fewer threads make each block barrier cheaper */
+    a.nthreads = gpu_xchg_max_len(c, plan) <= GPU_XCHG_SMALL ? GPU_XCHG_SMALL_THREADS
+                                                              : c->p.nthreads;
+    a.nthreads = a.nthreads > c->p.nthreads ? c->p.nthreads : a.nthreads;
     memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
     a.flags_off = c->xg_flags_off;
     a.slots_off = c->xg_slots_off;

@@ -144,7 +144,7 @@ __device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r, int ch)
         block_copy(a.plan.recv_dst[s] + off, slot(a, mine, s, ch, j), len);
         __syncthreads();
         if (0 == threadIdx.x) {
-            st_release_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), j + 1);
+            st_relaxed_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), j + 1);
             *xflag(mine, a.flags_off, F_RECVD, s, ch) = j + 1;
         }
         __syncthreads();
@@ -222,7 +222,7 @@ __device__ bool recv_reduce_round(const gpu_xchg_args_t &a, int r, int ch)
     fold<R, T>(src, p.red_hi - p.red_lo + 1, len, p.red_out + off);
     __syncthreads();
     if (s <= p.red_hi && s != a.rank) {
-        st_release_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), js[t] + 1);
+        st_relaxed_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), js[t] + 1);
         *xflag(mine, a.flags_off, F_RECVD, s, ch) = js[t] + 1;
     }
     __syncthreads();
