@@ -128,8 +128,10 @@ typedef struct {
     double t0;
     size_t bytes;
     const char *what;
+    const char *algo;
 } mca_coll_gpu_trace_t;
-void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes);
+void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes,
+                              const char *algo);
 void mca_coll_gpu_trace_started(const mca_coll_gpu_trace_t *t);
 void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name, int blocking,
                             double launch, double submitted, int status);

@@ -62,6 +62,18 @@ static size_t gpu_call_bytes(const mca_coll_gpu_call_t *call)
     return call->plan->self_len > b ? call->plan->self_len : b;
 }
 
+static const char *gpu_call_algo(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call)
+{
+    if (NULL == call->plan) {
+        return GPU_ALGO_ONESHOT == gpu_engine_choose(m->engine, gpu_call_bytes(call)) ? "one-shot"
+                                                                                     : "two-shot";
+    }
+    if (call->plan->relay) {
+        return "chain";
+    }
+    return GPU_XCHG_REDUCE == call->plan->mode ? "exchange-reduce" : "exchange-copy";
+}
+
 int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call,
                             ompi_request_t **req, int *ran)
 {
@@ -79,7 +91,7 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         }
         er = mca_coll_gpu_request_engine(r);
     }
-    mca_coll_gpu_trace_begin(&trace, call->what, gpu_call_bytes(call));
+    mca_coll_gpu_trace_begin(&trace, call->what, gpu_call_bytes(call), gpu_call_algo(m, call));
     if (NULL != call->plan) {
         st = gpu_engine_xchg(m->engine, call->what, call->plan, call->op, call->dt, er);
     } else {

@@ -35,15 +35,17 @@ static double mca_coll_gpu_now(void)
     return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
-void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes)
+void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes,
+                              const char *algo)
 {
     t->t0 = mca_coll_gpu_now();
     t->bytes = bytes;
     t->what = what;
+    t->algo = algo;
 #if GPUCOLL_HAVE_NVTX
     if (mca_coll_gpu_component.nvtx) {
         char label[96];
-        snprintf(label, sizeof(label), "coll/gpu %s %zu B", what, bytes);
+        snprintf(label, sizeof(label), "coll/gpu %s %zu B %s", what, bytes, algo);
         nvtxRangePushA(label);
     }
 #endif
@@ -82,10 +84,10 @@ void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name
     if (NULL == f) {
         return;
     }
-    fprintf(f, "{\"comm\":\"%s\",\"coll\":\"%s\",\"bytes\":%zu,\"blocking\":%d,"
+    fprintf(f, "{\"comm\":\"%s\",\"coll\":\"%s\",\"algo\":\"%s\",\"bytes\":%zu,\"blocking\":%d,"
                "\"start_s\":%.9f,\"prep_us\":%.3f,\"submit_us\":%.3f,\"done_us\":%.3f,"
                "\"status\":%d}\n",
-            comm_name, t->what, t->bytes, blocking, t->t0,
+            comm_name, t->what, t->algo, t->bytes, blocking, t->t0,
             (launch > t->t0 ? launch - t->t0 : 0.0) * 1e6,
             (submitted > t->t0 ? submitted - t->t0 : 0.0) * 1e6, (done - t->t0) * 1e6, status);
 }

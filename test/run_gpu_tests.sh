@@ -27,5 +27,27 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
   [ -n "$p" ] || { p=0; f=1; echo "(no summary: crashed)"; echo "$out" | tail -20; }
   pass=$((pass+p)); fail=$((fail+f))
 done
+# NVTX: every device collective is a range named after it (a recorder
+# library stands in for nsys through NVTX_INJECTION64_PATH)
+rec=$(mktemp -d)
+NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
+  $MPIRUN -x NVTX_INJECTION64_PATH -x NVTX_RECORD_FILE -np 2 \
+  "$B/test/bench/gpucoll_bench" -c allgather -e 1048576 -n 5 --no-nccl > /dev/null 2>&1
+NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
+  $MPIRUN -x NVTX_INJECTION64_PATH -x NVTX_RECORD_FILE -np 2 \
+  "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 -n 5 --no-nccl > /dev/null 2>&1
+pushes=$(cat "$rec"/nvtx.* 2>/dev/null | grep -c "^push coll/gpu")
+pops=$(cat "$rec"/nvtx.* 2>/dev/null | grep -c "^pop")
+echo "== NVTX ranges: $pushes pushed, $pops popped"
+cat "$rec"/nvtx.* 2>/dev/null | grep "^push" | sort | uniq -c | sort -rn | head -4
+if [ "$pushes" -gt 0 ] && [ "$pushes" -eq "$pops" ] &&
+   grep -q "^push coll/gpu allreduce 8 B one-shot" "$rec"/nvtx.* &&
+   grep -q "^push coll/gpu allreduce 1048576 B two-shot" "$rec"/nvtx.* &&
+   grep -q "^push coll/gpu allgather 1048576 B exchange-copy" "$rec"/nvtx.*; then
+  pass=$((pass+1)); echo "PASS NVTX ranges name the collective, size and algorithm"
+else
+  fail=$((fail+1)); echo "FAIL NVTX ranges"
+fi
+rm -rf "$rec"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
