@@ -236,6 +236,9 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
     GPU_LOG(1, "rank %d/%d: device %d (%s), %d local ranks on %d GPUs, transport %s",
             rank, nranks, c->device, mine.busid, c->topo.local_size, c->topo.ndevices,
             c->tr->name);
+    for (int i = 0; i < nranks; ++i) {
+        snprintf(c->busid[i], sizeof(c->busid[i]), "%s", infos[i].busid);
+    }
     /* one line per peer, like NCCL_DEBUG=INFO's channel lines */
     for (int i = 0; i < nranks && gpu_log_enabled(1); ++i) {
         if (i != rank) {
@@ -279,6 +282,11 @@ void gpu_engine_times(const gpu_engine_comm_t *c, double *launch, double *submit
 {
     *launch = c->t_launch;
     *submit = c->t_submit;
+}
+
+const char *gpu_engine_rank_busid(const gpu_engine_comm_t *c, int rank)
+{
+    return rank >= 0 && rank < c->nranks ? c->busid[rank] : "";
 }
 
 int gpu_engine_device(const gpu_engine_comm_t *c)

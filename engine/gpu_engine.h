@@ -93,6 +93,8 @@ gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *comm, gpu_engine_req_t *req)
  * communicator only (same on every rank). */
 size_t gpu_engine_slot_bytes(const gpu_engine_comm_t *comm);
 int gpu_engine_rank(const gpu_engine_comm_t *comm);
+/* PCI bus id of the GPU a rank of the communicator drives */
+const char *gpu_engine_rank_busid(const gpu_engine_comm_t *comm, int rank);
 /* CLOCK_MONOTONIC seconds when the last call started its kernel launch
  * and when the launch had returned (for the timing file) */
 void gpu_engine_times(const gpu_engine_comm_t *comm, double *launch, double *submit);

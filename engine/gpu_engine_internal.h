@@ -44,6 +44,7 @@ struct gpu_engine_comm {
     cudaEvent_t events[GPU_ENGINE_EVENTS];   /* free pool for requests */
     int nevents;
     double t_launch, t_submit;
+    char busid[GPU_MAX_PEERS][GPU_TOPO_BUSID_LEN];   /* each rank's GPU */
 };
 
 

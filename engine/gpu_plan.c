@@ -24,7 +24,7 @@ static void gpu_plan_self(gpu_xchg_plan_t *p, const char *src, char *dst, size_t
 }
 
 gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char *buf,
-                            size_t bytes, int chain)
+                            size_t bytes, int chain, const int *order)
 {
     gpu_status_t st = gpu_plan_init(p, GPU_XCHG_COPY, rank, n);
     int q;
@@ -32,15 +32,23 @@ gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char 
         return GPU_OK != st ? st : GPU_ERR_INVALID;
     }
     if (chain && n > 2) {
-        const int pos = (rank - root + n) % n;
+        /* positions along the order, starting at the root */
+        int mine = rank, top = root, pos;
+        for (q = 0; NULL != order && q < n; ++q) {
+            mine = order[q] == rank ? q : mine;
+            top = order[q] == root ? q : top;
+        }
+        pos = (mine - top + n) % n;
         p->relay = 1;
         if (pos > 0) {
-            q = (rank - 1 + n) % n;
+            q = (mine - 1 + n) % n;
+            q = NULL != order ? order[q] : q;
             p->recv_len[q] = bytes;
             p->recv_dst[q] = buf;
         }
         if (pos < n - 1) {
-            q = (rank + 1) % n;
+            q = (mine + 1) % n;
+            q = NULL != order ? order[q] : q;
             p->send_len[q] = bytes;
             p->send_src[q] = buf;
         }

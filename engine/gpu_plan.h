@@ -21,8 +21,9 @@
 extern "C" {
 #endif
 
+/* order: the chain's rank order (the topology ring), NULL for rank order */
 gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char *buf,
-                            size_t bytes, int chain);
+                            size_t bytes, int chain, const int *order);
 gpu_status_t gpu_plan_reduce(gpu_xchg_plan_t *p, int rank, int n, int root, const char *sbuf,
                              char *rbuf, size_t bytes);
 gpu_status_t gpu_plan_allgatherv(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,

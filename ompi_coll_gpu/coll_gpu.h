@@ -62,6 +62,8 @@ typedef struct mca_coll_gpu_component_t {
     int stream_order;
     int nvtx;
     char *timing_file;
+    char *topo_file;
+    char *topo_dump;
 
     int gpu_available;   /* -1 unknown, 0 no, 1 yes */
     const char *no_gpu_reason;
@@ -81,6 +83,8 @@ typedef struct mca_coll_gpu_module_t {
     ompi_communicator_t *comm;
     mca_coll_gpu_boot_t boot;
     gpu_engine_comm_t *engine;
+    int has_order;                    /* chain order from the topology ring */
+    int chain_order[GPU_MAX_PEERS];
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -96,6 +100,10 @@ int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dt
                      gpu_op_t *gop);
 int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m);
 int mca_coll_gpu_status_to_mpi(gpu_status_t st);
+
+/* topology plan of a communicator (coll_gpu_topo.c): verbose plan lines,
+ * the bcast chain order, the topology dump */
+void mca_coll_gpu_topo_setup(mca_coll_gpu_module_t *m);
 
 /* native path helpers (coll_gpu_native.c) */
 typedef struct {

@@ -54,6 +54,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .stream_order = 1,
     .nvtx = 1,
     .timing_file = NULL,
+    .topo_file = NULL,
+    .topo_dump = NULL,
     .gpu_available = -1,
     .no_gpu_reason = NULL,
 };
@@ -136,6 +138,14 @@ static int mca_coll_gpu_register(void)
                      "collective (communicator, collective, bytes, blocking, host submit and "
                      "completion times in microseconds) to <value>.<world rank>.jsonl",
                      MCA_BASE_VAR_TYPE_STRING, NULL, OPAL_INFO_LVL_5, &c->timing_file);
+    c->topo_file = "";
+    mca_coll_gpu_reg("topo_file", "hwloc XML file (as written by coll_gpu_topo_dump or "
+                     "gpucoll-topo --dump) to read the node topology from instead of probing it",
+                     MCA_BASE_VAR_TYPE_STRING, NULL, OPAL_INFO_LVL_5, &c->topo_file);
+    c->topo_dump = "";
+    mca_coll_gpu_reg("topo_dump", "When set, world rank 0 writes the detected node topology "
+                     "(hwloc XML with NVLink counts) to this file at the first device collective",
+                     MCA_BASE_VAR_TYPE_STRING, NULL, OPAL_INFO_LVL_5, &c->topo_dump);
     c->fallback = "tuned,basic,libnbc,self";
     mca_coll_gpu_reg("fallback", "Comma-separated coll components that coll/gpu opens itself "
                      "when the coll selection (e.g. --mca coll gpu) left them out, so that every "

@@ -64,6 +64,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->comm = NULL;
     m->boot = MCA_COLL_GPU_BOOT_NONE;
     m->engine = NULL;
+    m->has_order = 0;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
@@ -200,6 +201,7 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
                                 ompi_comm_size(m->comm), &p, &m->engine);
     if (GPU_OK == st) {
         m->boot = MCA_COLL_GPU_BOOT_READY;
+        mca_coll_gpu_topo_setup(m);
         return MPI_SUCCESS;
     }
     m->boot = MCA_COLL_GPU_BOOT_STAGED;

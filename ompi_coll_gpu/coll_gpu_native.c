@@ -168,7 +168,7 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
         const int n = ompi_comm_size(comm);
         const int chain = n > 2 && bytes >= mca_coll_gpu_component.bcast_chain_min;
         if (GPU_OK == gpu_plan_bcast(&plan, ompi_comm_rank(comm), n, root, (char *) buf + g.lb,
-                                     bytes, chain)) {
+                                     bytes, chain, m->has_order ? m->chain_order : NULL)) {
             ret = gpu_run_plan(m, "bcast", &plan, req, &ran);
             if (ran) {
                 return ret;

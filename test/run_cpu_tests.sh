@@ -20,10 +20,13 @@ run() { # name, command...
 run "unit: reduction functors vs MPI_Reduce_local" "$B/test/unit/test_reduce_ops"
 run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
+T=$(cd "$(dirname "$0")/.." && pwd)
+run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured" "$B/test/unit/test_topo_plan" "$T/test/topo/fixtures" "$T/docs/results"
+run "gpucoll-topo prints a 16-node DGX plan from a file" sh -c "'$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16 | grep -q 'rail: local 7 (gpu7) -> mlx5_7 (PIX)'"
 run "ompi_info lists coll gpu and every parameter with help" sh -c '
   out=$(ompi_info --param coll gpu --level 9) || exit 1
   echo "$out" | grep -q "MCA coll: gpu" || exit 1
-  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min stream_order nvtx timing_file xchg_scratch_bytes xchg_nblocks xchg_split; do
+  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min stream_order nvtx timing_file xchg_scratch_bytes xchg_nblocks xchg_split topo_file topo_dump; do
     echo "$out" | grep -q "\"coll_gpu_$p\"" || { echo "missing coll_gpu_$p"; exit 1; }
   done'
 run "no GPU: component declines and says why at verbose 1" sh -c "

@@ -116,12 +116,27 @@ static void test_bcast(int n, int chain)
 {
     gpu_xchg_plan_t p[MAXN];
     char *buf[MAXN];
+    int order[MAXN];
+    for (int i = 0; i < n; ++i) {      /* a ring order that is not rank order */
+        order[i] = (i * 3 + 1) % n;
+    }
+    for (int i = 0; i < n; ++i) {      /* make it a permutation for any n */
+        for (int j = 0; j < i; ++j) {
+            if (order[j] == order[i]) {
+                for (int k = 0; k < n; ++k) {
+                    order[k] = n - 1 - k;
+                }
+                i = n;
+                break;
+            }
+        }
+    }
     const size_t bytes = (size_t) (1 + rnd(5000));
     for (int root = 0; root < n; ++root) {
         for (int r = 0; r < n; ++r) {
             buf[r] = malloc(bytes);
             fill(buf[r], bytes, r == root ? 99 : r);
-            gpu_plan_bcast(&p[r], r, n, root, buf[r], bytes, chain);
+            gpu_plan_bcast(&p[r], r, n, root, buf[r], bytes, chain != 0, 2 == chain ? order : NULL);
         }
         /* a chain needs as many emulation passes as hops */
         int ok = 1;
@@ -386,7 +401,7 @@ static void test_chunking(void)
         CHECK(nch * c >= lens[k] && (nch - 1) * c < lens[k], "chunks cover %zu bytes", lens[k]);
     }
     gpu_xchg_plan_t p;
-    CHECK(GPU_ERR_INVALID == gpu_plan_bcast(&p, 0, GPU_MAX_PEERS + 1, 0, NULL, 8, 0),
+    CHECK(GPU_ERR_INVALID == gpu_plan_bcast(&p, 0, GPU_MAX_PEERS + 1, 0, NULL, 8, 0, NULL),
           "more ranks than the kernel supports are refused");
     CHECK(GPU_ERR_INVALID == gpu_plan_reduce(&p, 0, 2, 5, NULL, NULL, 8), "bad root refused");
 }
@@ -397,6 +412,7 @@ int main(void)
         for (int rep = 0; rep < 3; ++rep) {
             test_bcast(n, 0);
             test_bcast(n, 1);
+            test_bcast(n, 2);   /* chain along a topology order */
             test_reduce_and_scan(n);
             test_allgatherv(n, rep & 1);
             test_alltoallv(n, rep & 1);

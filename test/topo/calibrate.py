@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Fit the intra-node cost model constants (topo/gpu_topo_plan.c) to the
+benchmark of the 2x H200 host (docs/results/bench_*_h200x2.csv).
+
+Single-run spikes (a size more than 10% off both neighbours, in the same
+direction) are left out, as test_topo_plan does.  Model per algorithm class: t = lat + wire / (B * eff) + fill * (1 - exp(-wire / w)),
+B = the ring's slowest hop (18 NVLinks x nvlink_gbps).  Prints, per class,
+the constants and the worst relative error over the measured sizes;
+paste the constants into gpu_topo_model_h200.
+
+    calibrate.py [RESULTS_DIR]
+"""
+import csv
+import math
+import os
+import random
+import sys
+
+d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "docs", "results")
+NVLINK = 20.6
+B = 18 * NVLINK
+ONESHOT_MAX = 256 * 1024
+
+
+def spike(rows, i):
+    """a single-run outlier: more than 10% off both neighbouring sizes"""
+    t = rows[i][1]
+    nb = [rows[j][1] for j in (i - 1, i + 1) if 0 <= j < len(rows)]
+    return len(nb) == 2 and all(abs(t - x) / x > 0.10 for x in nb) and (t - nb[0]) * (t - nb[1]) > 0
+
+
+def load(coll):
+    rows = [(int(r["bytes"]), float(r["time_us"])) for r in csv.DictReader(open(os.path.join(d, "bench_%s_h200x2.csv" % coll)))]
+    return [r for i, r in enumerate(rows) if not spike(rows, i)]
+
+
+ar = load("allreduce")
+classes = {
+    0: ("one-shot allreduce", [(b * 1.0, t) for b, t in ar if b <= ONESHOT_MAX]),
+    1: ("two-shot allreduce", [(b * 1.0, t) for b, t in ar if b > ONESHOT_MAX]),
+    2: ("bcast", [(b * 1.0, t) for b, t in load("bcast")]),
+    3: ("exchange", [(b * 0.5, t) for b, t in load("allgather") + load("reduce_scatter")]),
+}
+
+
+def model(p, wire):
+    lat, eff, fill, w = p
+    return lat + wire / (B * eff * 1e3) + fill * (1 - math.exp(-wire / w))
+
+
+def worst(p, pts):
+    return max(abs(model(p, w) - t) / t for w, t in pts)
+
+
+random.seed(1)
+for c, (name, pts) in classes.items():
+    best = (10.0, 0.9, 10.0, 1e6)
+    be = worst(best, pts)
+    for it in range(40000):
+        scale = 0.5 if it < 20000 else 0.1
+        cand = (max(1.0, best[0] * (1 + random.gauss(0, scale))),
+                min(1.2, max(0.3, best[1] * (1 + random.gauss(0, scale / 2)))),
+                max(0.0, best[2] * (1 + random.gauss(0, scale)) + random.gauss(0, 0.5)),
+                max(1e3, best[3] * math.exp(random.gauss(0, scale * 2))))
+        e = worst(cand, pts)
+        if e < be:
+            best, be = cand, e
+    print("class %d %-20s lat %.2f us  eff %.4f  fill %.2f us  fill_bytes %.0f  worst error %.1f%% over %d sizes"
+          % (c, name, best[0], best[1], best[2], best[3], 100 * be, len(pts)))

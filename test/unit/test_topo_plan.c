@@ -1,0 +1,252 @@
+/*
+ * Topology fixtures -> rings, channels, trees, rail maps, and the cost
+ * model against the figures measured on the 2x H200 host.  No GPU needed:
+ * every node comes from an hwloc XML file under test/topo/fixtures.
+ *
+ *   test_topo_plan FIXTURE_DIR RESULTS_DIR
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "topo/gpu_topo_graph.h"
+#include "topo/gpu_topo_plan.h"
+
+static int npass, nfail;
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (cond) {                                                         \
+            ++npass;                                                        \
+        } else {                                                            \
+            ++nfail;                                                        \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                     \
+            printf(__VA_ARGS__);                                            \
+            printf("\n");                                                   \
+        }                                                                   \
+    } while (0)
+
+static const char *fixdir, *resdir;
+static gpu_topo_node_t node;
+static gpu_topo_plan_t plan;
+static const gpu_topo_model_t *M = &gpu_topo_model_h200;
+
+static int load(const char *name)
+{
+    char path[1024], err[512];
+    snprintf(path, sizeof(path), "%s/%s", fixdir, name);
+    if (GPU_OK != gpu_topo_load_file(path, &node, err, sizeof(err))) {
+        CHECK(0, "load %s: %s", name, err);
+        return 0;
+    }
+    return 1;
+}
+
+/* both trees span the nodes: one root, parents consistent with children,
+ * at most two children, no cycles; returns nodes interior in both */
+static int check_trees(const gpu_topo_plan_t *p, const char *what)
+{
+    int both = 0;
+    for (int t = 0; t < 2; ++t) {
+        int roots = 0, ok = 1;
+        for (int v = 0; v < p->nnodes; ++v) {
+            int hops = 0, u = v;
+            roots += p->tree_parent[t][v] < 0;
+            while (u >= 0 && hops <= p->nnodes) {
+                u = p->tree_parent[t][u];
+                ++hops;
+            }
+            ok &= hops <= p->nnodes;   /* reaches the root */
+            for (int c = 0; c < 2; ++c) {
+                const int ch = p->tree_child[t][v][c];
+                ok &= ch < 0 || p->tree_parent[t][ch] == v;
+            }
+        }
+        CHECK(1 == roots && ok && p->tree_parent[t][p->tree_root[t]] < 0,
+              "%s: tree %d is a binary tree over %d nodes", what, t, p->nnodes);
+    }
+    for (int v = 0; v < p->nnodes; ++v) {
+        const int i0 = p->tree_child[0][v][0] >= 0 || p->tree_child[0][v][1] >= 0;
+        const int i1 = p->tree_child[1][v][0] >= 0 || p->tree_child[1][v][1] >= 0;
+        both += i0 && i1;
+    }
+    return both;
+}
+
+static void test_h200x2(void)
+{
+    if (!load("h200x2.xml")) {
+        return;
+    }
+    CHECK(2 == node.ngpus, "2x H200: %d GPUs", node.ngpus);
+    CHECK(18 == gpu_topo_links(&node, 0, 1), "2x H200: NV18 (%d links)", gpu_topo_links(&node, 0, 1));
+    CHECK(GPU_OK == gpu_topo_plan_build(&node, 1, 2, M, &plan), "2x H200: plan");
+    CHECK(plan.ring[0] == 0 && plan.ring[1] == 1 && GPU_PATH_NVLINK == plan.ring_worst,
+          "2x H200: ring over NVLink");
+    CHECK(18 == plan.nchannels, "2x H200: one channel per NVLink (%d)", plan.nchannels);
+}
+
+/* the model against docs/results, same spike rule as test/topo/calibrate.py */
+static void test_model_vs_measured(void)
+{
+    static const struct { gpu_coll_t c; const char *file; } colls[] = {
+        { GPU_COLL_ALLREDUCE, "allreduce" }, { GPU_COLL_ALLGATHER, "allgather" },
+        { GPU_COLL_REDUCE_SCATTER, "reduce_scatter" }, { GPU_COLL_BCAST, "bcast" },
+    };
+    if (!load("h200x2.xml") || GPU_OK != gpu_topo_plan_build(&node, 1, 2, M, &plan)) {
+        return;
+    }
+    for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); ++k) {
+        char path[1024], line[512];
+        double bytes[64], t[64], worst = 0, at = 0;
+        int n = 0, spikes = 0;
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/bench_%s_h200x2.csv", resdir, colls[k].file);
+        f = fopen(path, "r");
+        CHECK(NULL != f, "open %s", path);
+        if (NULL == f) {
+            continue;
+        }
+        while (n < 64 && fgets(line, sizeof(line), f)) {
+            char name[32];
+            if (3 == sscanf(line, "%31[^,],%lf,%lf", name, &bytes[n], &t[n])) {
+                ++n;
+            }
+        }
+        fclose(f);
+        for (int i = 0; i < n; ++i) {
+            double pred, err;
+            if (i > 0 && i + 1 < n) {
+                const double a = (t[i] - t[i - 1]) / t[i - 1], b = (t[i] - t[i + 1]) / t[i + 1];
+                if ((a > 0.1 && b > 0.1) || (a < -0.1 && b < -0.1)) {
+                    ++spikes;
+                    continue;
+                }
+            }
+            pred = gpu_topo_predict(&node, &plan, M, colls[k].c, bytes[i], NULL, NULL);
+            err = (pred - t[i]) / t[i];
+            err = err < 0 ? -err : err;
+            if (err > worst) {
+                worst = err;
+                at = bytes[i];
+            }
+        }
+        printf("model vs measured %-15s %2d sizes, %d spikes left out, worst %.1f%% at %.0f B\n",
+               colls[k].file, n, spikes, 100 * worst, at);
+        CHECK(n >= 20 && spikes <= 3 && worst <= 0.15,
+              "%s: predictions within 15%% of the measured times", colls[k].file);
+    }
+}
+
+static void test_dgx(void)
+{
+    int both;
+    if (!load("dgx_h100.xml")) {
+        return;
+    }
+    CHECK(8 == node.ngpus && 8 == node.nnics, "DGX: 8 GPUs, 8 NICs (%d, %d)", node.ngpus, node.nnics);
+    CHECK(GPU_OK == gpu_topo_plan_build(&node, 1, 8, M, &plan), "DGX: plan");
+    CHECK(GPU_PATH_NVLINK == plan.ring_worst && 18 == plan.nchannels,
+          "DGX: NVSwitch ring, 18 channels (%d)", plan.nchannels);
+    for (int l = 0; l < 8; ++l) {
+        CHECK(l == plan.rail[l] && GPU_PATH_PIX == plan.rail_path[l],
+              "DGX: GPU %d uses the NIC on its switch (got %d, %s)", l, plan.rail[l],
+              gpu_topo_path_name(plan.rail_path[l]));
+    }
+    for (int nodes = 2; nodes <= 16; nodes *= 8) {
+        CHECK(GPU_OK == gpu_topo_plan_build(&node, nodes, 8, M, &plan), "DGX x%d: plan", nodes);
+        both = check_trees(&plan, nodes == 2 ? "2 nodes" : "16 nodes");
+        CHECK(0 == both, "%d nodes: no node is interior in both trees (%d are)", nodes, both);
+        CHECK(plan.tree_root[0] != plan.tree_root[1], "%d nodes: the two trees have different roots",
+              nodes);
+        double bus_small, bus_big;
+        const char *algo;
+        gpu_topo_predict(&node, &plan, M, GPU_COLL_ALLREDUCE, 8, &bus_small, &algo);
+        gpu_topo_predict(&node, &plan, M, GPU_COLL_ALLREDUCE, 1 << 30, &bus_big, NULL);
+        CHECK(bus_big > bus_small && bus_big < 8 * 50.0 * 2, "%d nodes: busbw grows with size and "
+              "stays under the NICs' limit (%.0f GB/s)", nodes, bus_big);
+    }
+}
+
+static void test_pcie_two_sockets(void)
+{
+    int crossings = 0;
+    if (!load("pcie4_2s.xml")) {
+        return;
+    }
+    CHECK(4 == node.ngpus && !node.p2p_across_packages, "PCIe 4 GPUs, no P2P across sockets");
+    CHECK(GPU_PATH_PIX == gpu_topo_gpu_path(&node, 0, 1) && GPU_PATH_SYS == gpu_topo_gpu_path(&node, 1, 2),
+          "PCIe: same switch is PIX, other socket SYS");
+    CHECK(GPU_OK == gpu_topo_plan_build(&node, 1, 4, M, &plan), "PCIe: plan");
+    for (int i = 0; i < 4; ++i) {
+        crossings += node.gpu[plan.ring[i]].package != node.gpu[plan.ring[(i + 1) % 4]].package;
+    }
+    CHECK(2 == crossings, "PCIe: the ring leaves each socket once (%d crossings)", crossings);
+    CHECK(GPU_PATH_SYS == plan.ring_worst && plan.ring_gbps < M->pcie_gbps[GPU_PATH_SYS],
+          "PCIe: without P2P the slowest hop bounces through host memory (%.1f GB/s)", plan.ring_gbps);
+    CHECK(1 == plan.nchannels, "PCIe: one channel (%d)", plan.nchannels);
+}
+
+static void test_two_gpus_one_nic_per_socket(void)
+{
+    if (!load("gpu2nic1_2s.xml")) {
+        return;
+    }
+    CHECK(4 == node.ngpus && 2 == node.nnics, "2 GPUs + 1 NIC per socket");
+    CHECK(GPU_OK == gpu_topo_plan_build(&node, 2, 4, M, &plan), "plan");
+    CHECK(0 == plan.rail[0] && 0 == plan.rail[1] && 1 == plan.rail[2] && 1 == plan.rail[3],
+          "each GPU uses the NIC of its socket (%d %d %d %d)", plan.rail[0], plan.rail[1],
+          plan.rail[2], plan.rail[3]);
+    CHECK(GPU_PATH_PHB == plan.rail_path[0], "GPU and NIC share a host bridge");
+    CHECK(node.gpu[plan.ring[1]].package == node.gpu[plan.ring[0]].package,
+          "ring keeps the socket's GPUs together");
+}
+
+static void test_bad_files(void)
+{
+    char err[512], path[256];
+    FILE *f;
+    CHECK(GPU_OK != gpu_topo_load_file("/nonexistent/topo.xml", &node, err, sizeof(err)) &&
+          strstr(err, "/nonexistent/topo.xml") && strstr(err, "No such file"),
+          "missing file named with its error: %s", err);
+    snprintf(path, sizeof(path), "/tmp/gpucoll_bad_%d.xml", (int) getpid());
+    f = fopen(path, "w");
+    fputs("<topology version=\"2.0\"><object type=\"Machine\"", f);
+    fclose(f);
+    CHECK(GPU_OK != gpu_topo_load_file(path, &node, err, sizeof(err)) && strstr(err, path) &&
+          strstr(err, "not a valid hwloc XML"), "truncated XML: %s", err);
+    {   /* a valid file whose NVLink attribute names an unknown GPU */
+        char src[1024], line[1024];
+        FILE *in;
+        snprintf(src, sizeof(src), "%s/pcie4_2s.xml", fixdir);
+        in = fopen(src, "r");
+        f = fopen(path, "w");
+        while (NULL != in && fgets(line, sizeof(line), in)) {
+            fputs(line, f);
+            if (strstr(line, "0000:03:00.0") && strstr(line, "PCIDev")) {
+                fputs("<info name=\"GPUCollNVLink\" value=\"0000:99:00.0*4\"/>\n", f);
+            }
+        }
+        if (NULL != in) {
+            fclose(in);
+        }
+        fclose(f);
+    }
+    CHECK(GPU_OK != gpu_topo_load_file(path, &node, err, sizeof(err)) && strstr(err, path) &&
+          strstr(err, "GPUCollNVLink"), "bad NVLink attribute named: %s", err);
+    remove(path);
+}
+
+int main(int argc, char **argv)
+{
+    fixdir = argc > 1 ? argv[1] : "test/topo/fixtures";
+    resdir = argc > 2 ? argv[2] : "docs/results";
+    test_h200x2();
+    test_model_vs_measured();
+    test_dgx();
+    test_pcie_two_sockets();
+    test_two_gpus_one_nic_per_socket();
+    test_bad_files();
+    printf("test_topo_plan: %d passed, %d failed\n", npass, nfail);
+    return nfail ? 1 : 0;
+}

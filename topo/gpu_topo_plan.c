@@ -1,0 +1,321 @@
+#include "topo/gpu_topo_plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *gpu_coll_name(gpu_coll_t c)
+{
+    static const char *names[] = { "allreduce", "allgather", "reduce_scatter", "bcast" };
+    return (unsigned) c < GPU_COLL_NCOLLS ? names[c] : "?";
+}
+
+double gpu_topo_hop_gbps(const gpu_topo_node_t *n, const gpu_topo_model_t *m, int a, int b)
+{
+    const int links = gpu_topo_links(n, a, b);
+    gpu_path_t p;
+    if (links > 0) {
+        return links * m->nvlink_gbps;
+    }
+    p = gpu_topo_gpu_path(n, a, b);
+    if (GPU_PATH_SYS == p && !n->p2p_across_packages) {
+        return m->pcie_gbps[GPU_PATH_SYS] / 2;   /* through host memory: two PCIe crossings */
+    }
+    return m->pcie_gbps[p];
+}
+
+/* ring score: slowest hop first, then total, then fewest socket crossings */
+typedef struct {
+    double min_bw, sum_bw;
+    int worst;
+} gpu_ring_score_t;
+
+static gpu_ring_score_t gpu_ring_score(const gpu_topo_node_t *n, const gpu_topo_model_t *m,
+                                       const int *ring, int len)
+{
+    gpu_ring_score_t s = { 1e30, 0.0, GPU_PATH_NVLINK };
+    for (int i = 0; i < len && len > 1; ++i) {
+        const int a = ring[i], b = ring[(i + 1) % len];
+        const double bw = gpu_topo_hop_gbps(n, m, a, b);
+        const int p = (int) gpu_topo_gpu_path(n, a, b);
+        s.min_bw = bw < s.min_bw ? bw : s.min_bw;
+        s.sum_bw += bw;
+        s.worst = p > s.worst ? p : s.worst;
+    }
+    if (len <= 1) {
+        s.min_bw = 0.0;
+    }
+    return s;
+}
+
+static int gpu_ring_better(gpu_ring_score_t x, gpu_ring_score_t y)
+{
+    if (fabs(x.min_bw - y.min_bw) > 1e-9) {
+        return x.min_bw > y.min_bw;
+    }
+    if (fabs(x.sum_bw - y.sum_bw) > 1e-9) {
+        return x.sum_bw > y.sum_bw;
+    }
+    return x.worst < y.worst;
+}
+
+/* all orders with ring[0] fixed (rotations are the same ring) */
+static void gpu_ring_search(const gpu_topo_node_t *n, const gpu_topo_model_t *m, int *cur, int k,
+                            int len, int *best, gpu_ring_score_t *best_s, int *used)
+{
+    if (k == len) {
+        gpu_ring_score_t s = gpu_ring_score(n, m, cur, len);
+        if (gpu_ring_better(s, *best_s)) {
+            *best_s = s;
+            memcpy(best, cur, sizeof(int) * (size_t) len);
+        }
+        return;
+    }
+    for (int g = 1; g < len; ++g) {
+        if (!used[g]) {
+            used[g] = 1;
+            cur[k] = g;
+            gpu_ring_search(n, m, cur, k + 1, len, best, best_s, used);
+            used[g] = 0;
+        }
+    }
+}
+
+/* larger nodes: greedy by best next hop, then 2-opt until nothing improves */
+static void gpu_ring_greedy(const gpu_topo_node_t *n, const gpu_topo_model_t *m, int *ring,
+                            int len)
+{
+    int used[GPU_TOPO_MAX_GPUS] = { 0 }, improved = 1;
+    ring[0] = 0;
+    used[0] = 1;
+    for (int k = 1; k < len; ++k) {
+        int best = -1;
+        for (int g = 0; g < len; ++g) {
+            if (!used[g] && (best < 0 || gpu_topo_hop_gbps(n, m, ring[k - 1], g) >
+                                             gpu_topo_hop_gbps(n, m, ring[k - 1], best))) {
+                best = g;
+            }
+        }
+        ring[k] = best;
+        used[best] = 1;
+    }
+    while (improved) {
+        improved = 0;
+        for (int i = 1; i < len - 1; ++i) {
+            for (int j = i + 1; j < len; ++j) {
+                int cand[GPU_TOPO_MAX_GPUS];
+                memcpy(cand, ring, sizeof(int) * (size_t) len);
+                for (int a = i, b = j; a < b; ++a, --b) {
+                    int t = cand[a];
+                    cand[a] = cand[b];
+                    cand[b] = t;
+                }
+                if (gpu_ring_better(gpu_ring_score(n, m, cand, len),
+                                    gpu_ring_score(n, m, ring, len))) {
+                    memcpy(ring, cand, sizeof(int) * (size_t) len);
+                    improved = 1;
+                }
+            }
+        }
+    }
+}
+
+/*
+ * Binary tree over positions 0..n-1 by their lowest set bit: odd positions
+ * are leaves, p's parent clears its lowest bit and sets the next one (or
+ * only clears it past the end), so position 0 is the root.  Tree 1 is the
+ * same shape shifted by one position: its leaves are tree 0's interior
+ * nodes, so for even n no node forwards in both trees.
+ */
+static void gpu_trees(gpu_topo_plan_t *p)
+{
+    const int n = p->nnodes;
+    for (int t = 0; t < 2; ++t) {
+        for (int v = 0; v < n; ++v) {
+            p->tree_parent[t][v] = -1;
+            p->tree_child[t][v][0] = p->tree_child[t][v][1] = -1;
+        }
+        for (int pos = 1; pos < n; ++pos) {
+            const int bit = pos & -pos;
+            int up = (pos ^ bit) | (bit << 1);
+            up = up >= n ? pos ^ bit : up;
+            const int node = (pos + t) % n, parent = (up + t) % n;
+            p->tree_parent[t][node] = parent;
+            p->tree_child[t][parent][p->tree_child[t][parent][0] < 0 ? 0 : 1] = node;
+        }
+        p->tree_root[t] = t % n;
+    }
+}
+
+static void gpu_rails(const gpu_topo_node_t *n, gpu_topo_plan_t *p)
+{
+    int load[GPU_TOPO_MAX_NICS] = { 0 };
+    for (int l = 0; l < p->nlocal; ++l) {
+        const int g = l % (n->ngpus > 0 ? n->ngpus : 1);
+        int best = -1;
+        for (int k = 0; k < n->nnics && n->ngpus > 0; ++k) {
+            if (best < 0 || gpu_topo_nic_path(n, g, k) < gpu_topo_nic_path(n, g, best) ||
+                (gpu_topo_nic_path(n, g, k) == gpu_topo_nic_path(n, g, best) &&
+                 load[k] < load[best])) {
+                best = k;
+            }
+        }
+        p->rail[l] = best;
+        p->rail_path[l] = best >= 0 ? gpu_topo_nic_path(n, g, best) : GPU_PATH_SYS;
+        if (best >= 0) {
+            ++load[best];
+        }
+    }
+}
+
+gpu_status_t gpu_topo_plan_build(const gpu_topo_node_t *n, int nnodes, int nlocal,
+                                 const gpu_topo_model_t *m, gpu_topo_plan_t *plan)
+{
+    gpu_topo_plan_t *p = plan;
+    int len, used[GPU_TOPO_MAX_GPUS] = { 0 }, cur[GPU_TOPO_MAX_GPUS];
+    gpu_ring_score_t best = { -1.0, -1.0, GPU_PATH_SYS };
+
+    if (nnodes < 1 || nnodes > GPU_TOPO_MAX_NODES || nlocal < 1 || n->ngpus < 1) {
+        return GPU_ERR_INVALID;
+    }
+    memset(p, 0, sizeof(*p));
+    p->nnodes = nnodes;
+    p->nlocal = nlocal;
+    len = nlocal < n->ngpus ? nlocal : n->ngpus;
+    if (len <= 9) {
+        cur[0] = 0;
+        p->ring[0] = 0;
+        used[0] = 1;
+        gpu_ring_search(n, m, cur, 1, len, p->ring, &best, used);
+    } else {
+        gpu_ring_greedy(n, m, p->ring, len);
+    }
+    best = gpu_ring_score(n, m, p->ring, len);
+    p->ring_gbps = len > 1 ? best.min_bw : 0.0;
+    p->ring_worst = (gpu_path_t) best.worst;
+    p->nchannels = (int) (p->ring_gbps / m->chan_gbps + 0.5);
+    p->nchannels = p->nchannels < 1 ? 1 : (p->nchannels > 32 ? 32 : p->nchannels);
+    gpu_trees(p);
+    gpu_rails(n, p);
+    return GPU_OK;
+}
+
+/* one intra-node algorithm class: lat + wire / bw + fill (1 - exp(-wire / w)) */
+static double gpu_term(const gpu_topo_model_t *m, int cls, double wire, double gbps)
+{
+    return m->lat_us[cls] + wire / (gbps * m->eff[cls] * 1e3) +
+           m->fill_us[cls] * (1.0 - exp(-wire / m->fill_bytes[cls]));
+}
+
+double gpu_topo_predict(const gpu_topo_node_t *node, const gpu_topo_plan_t *p,
+                        const gpu_topo_model_t *m, gpu_coll_t coll, double bytes, double *busbw,
+                        const char **algo)
+{
+    const double l = p->nlocal, big_n = p->nnodes, r = l * big_n;
+    const double bw = p->ring_gbps > 0 ? p->ring_gbps : m->nvlink_gbps;
+    double t = 0.0, nic = m->nic_gbps, factor;
+    const char *name = "";
+
+    if (p->rail[0] >= 0 && node->nic[p->rail[0]].gbps > 0) {
+        nic = node->nic[p->rail[0]].gbps;
+    }
+    switch (coll) {
+    case GPU_COLL_ALLREDUCE:
+        if (1 == p->nnodes && bytes <= m->oneshot_max) {
+            t = gpu_term(m, 0, (l - 1) * bytes, bw);
+            name = "one-shot";
+        } else {
+            t = gpu_term(m, 1, 2 * (l - 1) / l * bytes, bw);
+            name = "two-shot";
+        }
+        break;
+    case GPU_COLL_BCAST:
+        t = gpu_term(m, 2, bytes, bw);
+        name = l > 2 ? "chain" : "direct";
+        break;
+    default:
+        t = gpu_term(m, 3, (l - 1) / l * bytes, bw);
+        name = "exchange";
+        break;
+    }
+    if (p->nnodes > 1) {
+        /* per rail: each GPU's shard crosses the network; ring for
+         * bandwidth, the double tree for latency, whichever is faster */
+        const double shard = bytes / l, steps = coll == GPU_COLL_ALLREDUCE ? 2.0 : 1.0;
+        const double ring = steps * (big_n - 1) * m->net_lat_us +
+                            steps * (big_n - 1) / big_n * shard / (nic * 1e3);
+        const double tree = steps * 2.0 * ceil(log2(big_n)) * m->net_lat_us +
+                            steps * shard / (nic * 1e3);
+        t += ring < tree ? ring : tree;
+        name = ring < tree ? "hierarchical ring" : "hierarchical tree";
+    }
+    factor = coll == GPU_COLL_ALLREDUCE ? 2 * (r - 1) / r
+             : coll == GPU_COLL_BCAST   ? 1.0
+                                        : (r - 1) / r;
+    if (NULL != busbw) {
+        *busbw = t > 0 ? bytes / (t * 1e3) * factor : 0.0;
+    }
+    if (NULL != algo) {
+        *algo = name;
+    }
+    return t;
+}
+
+void gpu_topo_plan_print(const gpu_topo_node_t *n, const gpu_topo_plan_t *p,
+                         void (*out)(void *ctx, const char *line), void *ctx)
+{
+    char line[512];
+    int len = 0, ring_len = p->nlocal < n->ngpus ? p->nlocal : n->ngpus;
+
+    len = snprintf(line, sizeof(line), "ring:");
+    for (int i = 0; i < ring_len; ++i) {
+        len += snprintf(line + len, sizeof(line) - (size_t) len, " %s ->", n->gpu[p->ring[i]].name);
+    }
+    snprintf(line + len, sizeof(line) - (size_t) len, " %s  (slowest hop %.0f GB/s, %s)",
+             n->gpu[p->ring[0]].name, p->ring_gbps, gpu_topo_path_name(p->ring_worst));
+    out(ctx, line);
+    for (int c = 0; c < p->nchannels; ++c) {
+        snprintf(line, sizeof(line), "channel %02d: ring order above, %.0f GB/s", c,
+                 p->ring_gbps / p->nchannels);
+        out(ctx, line);
+    }
+    for (int t = 0; t < 2 && p->nnodes > 1; ++t) {
+        len = snprintf(line, sizeof(line), "tree %d (root node %d):", t, p->tree_root[t]);
+        for (int v = 0; v < p->nnodes && len < (int) sizeof(line) - 24; ++v) {
+            len += snprintf(line + len, sizeof(line) - (size_t) len, " %d<-%d", v,
+                            p->tree_parent[t][v]);
+        }
+        out(ctx, line);
+    }
+    for (int l = 0; l < p->nlocal; ++l) {
+        const int g = l % n->ngpus;
+        if (p->rail[l] >= 0) {
+            snprintf(line, sizeof(line), "rail: local %d (%s) -> %s (%s)", l, n->gpu[g].name,
+                     n->nic[p->rail[l]].name, gpu_topo_path_name(p->rail_path[l]));
+        } else {
+            snprintf(line, sizeof(line), "rail: local %d (%s) -> no NIC", l, n->gpu[g].name);
+        }
+        out(ctx, line);
+    }
+}
+
+/*
+ * Calibrated on the 2x H200 (NV18) host against docs/results/bench_*_h200x2.csv
+ * with test/topo/calibrate.py (worst error over the measured sizes, single-run
+ * spikes left out: one-shot 1.5%, two-shot 3.3%, bcast 5.4%, exchange 9.9%).
+ * PCIe rates are Gen5 x16 effective figures and the network ones NDR 400 Gb/s
+ * line rate and a typical RDMA latency: not measured here.
+ */
+const gpu_topo_model_t gpu_topo_model_h200 = {
+    .name = "2x H200 NV18 calibration",
+    .nvlink_gbps = 20.6,
+    .pcie_gbps = { 0.0, 50.0, 45.0, 40.0, 25.0 },
+    .chan_gbps = 20.6,
+    .lat_us = { 17.08, 21.69, 15.58, 18.64 },
+    .eff = { 0.5285, 0.9398, 1.0020, 0.8744 },
+    .fill_us = { 6.75, 15.18, 1.95, 2.54 },
+    .fill_bytes = { 4988717.0, 33174053.0, 589953.0, 414991.0 },
+    .oneshot_max = 262144.0,
+    .net_lat_us = 5.0,
+    .nic_gbps = 50.0,
+};
