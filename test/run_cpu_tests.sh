@@ -22,6 +22,7 @@ run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
 T=$(cd "$(dirname "$0")/.." && pwd)
 run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured" "$B/test/unit/test_topo_plan" "$T/test/topo/fixtures" "$T/docs/results"
+run "gpucoll-topo on a machine without GPU says what it could not see" sh -c "'$B/tools/gpucoll-topo' | grep -q 'not seen: no NVIDIA GPU'"
 run "gpucoll-topo prints a 16-node DGX plan from a file" sh -c "'$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16 | grep -q 'rail: local 7 (gpu7) -> mlx5_7 (PIX)'"
 run "ompi_info lists coll gpu and every parameter with help" sh -c '
   out=$(ompi_info --param coll gpu --level 9) || exit 1

@@ -1,5 +1,6 @@
 #include "topo/gpu_topo_graph.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <hwloc.h>
 
 #include "topo/gpu_topo_nvml.h"
+#include "util/gpu_cuda_drv.h"
 
 #define GPU_TOPO_NVLINK_INFO "GPUCollNVLink"
 #define GPU_TOPO_P2P_INFO "GPUCollP2PAcrossPackages"
@@ -40,7 +42,11 @@ static void gpu_topo_place(hwloc_topology_t t, hwloc_obj_t o, gpu_topo_dev_t *d)
     nonio = hwloc_get_non_io_ancestor_obj(t, o);
     d->numa = -1;
     d->package = -1;
+    d->cpus[0] = '\0';
     if (NULL != nonio) {
+        if (NULL != nonio->cpuset) {
+            hwloc_bitmap_list_snprintf(d->cpus, sizeof(d->cpus), nonio->cpuset);
+        }
         if (NULL != nonio->nodeset && 1 == hwloc_bitmap_weight(nonio->nodeset)) {
             d->numa = hwloc_bitmap_first(nonio->nodeset);
         }
@@ -115,6 +121,63 @@ static int gpu_topo_parse_nvlink(gpu_topo_node_t *n, int g, const char *v)
     return 0;
 }
 
+/* hwloc's own NVLink matrix (its NVML backend, MB/s between GPU OS
+ * devices), when present; our attribute, read after this, overrides it */
+static void gpu_topo_hwloc_nvlink(hwloc_topology_t t, gpu_topo_node_t *n, hwloc_obj_t *gobj)
+{
+    struct hwloc_distances_s *dist = NULL;
+    unsigned nr = 1;
+    if (0 != hwloc_distances_get_by_name(t, "NVLinkBandwidth", &nr, &dist, 0) || 0 == nr) {
+        return;
+    }
+    for (unsigned i = 0; i < dist->nbobjs; ++i) {
+        for (unsigned j = 0; j < dist->nbobjs; ++j) {
+            int a = -1, b = -1;
+            for (int g = 0; g < n->ngpus; ++g) {
+                a = dist->objs[i]->parent == gobj[g] ? g : a;
+                b = dist->objs[j]->parent == gobj[g] ? g : b;
+            }
+            if (a >= 0 && b >= 0 && a != b && dist->values[i * dist->nbobjs + j] > 0) {
+                /* 25 GB/s per NVLink 4 link and direction */
+                n->nvlinks[a][b] = (int) ((double) dist->values[i * dist->nbobjs + j] / 25000.0 + 0.5);
+            }
+        }
+    }
+    hwloc_distances_release(t, dist);
+}
+
+/* the RDMA devices rdma-core reports: the names UCX_NET_DEVICES takes */
+static void gpu_topo_verbs(gpu_topo_node_t *n)
+{
+    void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+    void **(*get_list)(int *);
+    void (*free_list)(void **);
+    const char *(*get_name)(void *);
+    void **list;
+    int num = 0;
+    size_t len = 0;
+
+    n->hcas[0] = '\0';
+    if (NULL == h) {
+        snprintf(n->hcas, sizeof(n->hcas), "(libibverbs.so.1 not loadable)");
+        return;
+    }
+    *(void **) &get_list = dlsym(h, "ibv_get_device_list");
+    *(void **) &free_list = dlsym(h, "ibv_free_device_list");
+    *(void **) &get_name = dlsym(h, "ibv_get_device_name");
+    if (NULL != get_list && NULL != free_list && NULL != get_name && NULL != (list = get_list(&num))) {
+        for (int i = 0; i < num && len < sizeof(n->hcas) - 1; ++i) {
+            len += (size_t) snprintf(n->hcas + len, sizeof(n->hcas) - len, "%s%s", i ? " " : "",
+                                     get_name(list[i]));
+        }
+        free_list(list);
+    }
+    if (0 == num) {
+        snprintf(n->hcas, sizeof(n->hcas), "(none)");
+    }
+    dlclose(h);
+}
+
 static void gpu_topo_note(gpu_topo_node_t *n, const char *what)
 {
     size_t len = strlen(n->unseen);
@@ -164,6 +227,7 @@ static gpu_status_t gpu_topo_from_hwloc(hwloc_topology_t t, const char *src, gpu
         gpu_topo_busid(o, d->busid, sizeof(d->busid));
         gpu_topo_place(t, o, d);
     }
+    gpu_topo_hwloc_nvlink(t, n, gobj);
     for (g = 0; g < n->ngpus; ++g) {
         v = hwloc_obj_get_info_by_name(gobj[g], GPU_TOPO_NVLINK_INFO);
         if (NULL != v && 0 != gpu_topo_parse_nvlink(n, g, v)) {
@@ -229,6 +293,24 @@ static gpu_status_t gpu_topo_load_live(hwloc_topology_t *t, char *err, size_t er
     return GPU_OK;
 }
 
+/* cudaDeviceCanAccessPeer between GPUs of different packages decides
+ * whether cross-socket traffic may go GPU to GPU */
+static void gpu_topo_peer_access(gpu_topo_node_t *n)
+{
+    for (int a = 0; a < n->ngpus; ++a) {
+        for (int b = 0; b < n->ngpus; ++b) {
+            if (n->gpu[a].package != n->gpu[b].package && 0 == gpu_topo_links(n, a, b)) {
+                const int ok = gpu_drv_can_access_peer(n->gpu[a].busid, n->gpu[b].busid);
+                if (ok < 0) {
+                    gpu_topo_note(n, "peer access unknown (no CUDA driver)");
+                    return;
+                }
+                n->p2p_across_packages &= ok;
+            }
+        }
+    }
+}
+
 gpu_status_t gpu_topo_detect(gpu_topo_node_t *node, char *err, size_t errlen)
 {
     hwloc_topology_t t;
@@ -247,6 +329,10 @@ gpu_status_t gpu_topo_detect(gpu_topo_node_t *node, char *err, size_t errlen)
     if (GPU_OK == st && n->ngpus > 0 &&
         GPU_OK != gpu_topo_nvml_links(n, why, sizeof(why))) {
         gpu_topo_note(n, why);
+    }
+    if (GPU_OK == st) {
+        gpu_topo_verbs(n);
+        gpu_topo_peer_access(n);
     }
     if (GPU_OK == st) {
         *node = *n;

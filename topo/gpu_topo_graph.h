@@ -46,6 +46,7 @@ typedef struct {
     int hostbridge;                  /* id of its host bridge */
     int pciswitch;                   /* id of its nearest PCIe switch, -1 none */
     double gbps;                     /* NIC: link speed in GB/s, 0 unknown */
+    char cpus[48];                   /* CPUs nearest to it, as a list ("0-31") */
 } gpu_topo_dev_t;
 
 typedef struct {
@@ -57,6 +58,7 @@ typedef struct {
     int nvlinks[GPU_TOPO_MAX_GPUS][GPU_TOPO_MAX_GPUS]; /* links between two GPUs */
     int nvswitch_links[GPU_TOPO_MAX_GPUS];            /* links into an NVSwitch fabric */
     int p2p_across_packages;         /* PCIe peer access across sockets works */
+    char hcas[96];                   /* RDMA devices rdma-core lists (the names UCX uses) */
     char unseen[160];                /* what discovery could not see, for the user */
 } gpu_topo_node_t;
 

@@ -48,9 +48,14 @@ void gpu_topo_print(const gpu_topo_node_t *n, void (*out)(void *ctx, const char 
     snprintf(line, sizeof(line), "node %s: %d GPUs, %d NICs%s%s", n->host, n->ngpus, n->nnics,
              n->unseen[0] ? "; not seen: " : "", n->unseen);
     out(ctx, line);
+    if (n->hcas[0]) {
+        snprintf(line, sizeof(line), "  RDMA devices (rdma-core): %s", n->hcas);
+        out(ctx, line);
+    }
     for (a = 0; a < n->ngpus; ++a) {
-        snprintf(line, sizeof(line), "  %-6s %s  numa %d  package %d%s", n->gpu[a].name,
+        snprintf(line, sizeof(line), "  %-6s %s  numa %d  package %d  cpus %s%s", n->gpu[a].name,
                  n->gpu[a].busid, n->gpu[a].numa, n->gpu[a].package,
+                 n->gpu[a].cpus[0] ? n->gpu[a].cpus : "?",
                  n->nvswitch_links[a] ? "  (NVSwitch fabric)" : "");
         out(ctx, line);
     }

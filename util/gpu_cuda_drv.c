@@ -24,7 +24,10 @@ static struct {
     cu_result_t (*device_get_count)(int *);
     cu_result_t (*ctx_get_current)(cu_context_t *);
     cu_result_t (*pointer_get_attributes)(unsigned, int *, void **, cu_deviceptr_t);
-} gpu_drv = { PTHREAD_ONCE_INIT, GPU_ERR_UNSUPPORTED, "not initialised", NULL, NULL, NULL, NULL };
+    cu_result_t (*device_by_busid)(int *, const char *);
+    cu_result_t (*can_access_peer)(int *, int, int);
+} gpu_drv = { PTHREAD_ONCE_INIT, GPU_ERR_UNSUPPORTED, "not initialised", NULL, NULL, NULL, NULL,
+              NULL, NULL };
 
 static void gpu_drv_load(void)
 {
@@ -40,6 +43,9 @@ static void gpu_drv_load(void)
     gpu_drv.ctx_get_current = (cu_result_t (*)(cu_context_t *)) dlsym(lib, "cuCtxGetCurrent");
     gpu_drv.pointer_get_attributes = (cu_result_t (*)(unsigned, int *, void **, cu_deviceptr_t))
         dlsym(lib, "cuPointerGetAttributes");
+    /* optional: topology discovery asks for peer access by PCI id */
+    gpu_drv.device_by_busid = (cu_result_t (*)(int *, const char *)) dlsym(lib, "cuDeviceGetByPCIBusId");
+    gpu_drv.can_access_peer = (cu_result_t (*)(int *, int, int)) dlsym(lib, "cuDeviceCanAccessPeer");
     if (NULL == gpu_drv.init || NULL == gpu_drv.device_get_count ||
         NULL == gpu_drv.ctx_get_current || NULL == gpu_drv.pointer_get_attributes) {
         gpu_drv.why = "CUDA driver lacks cuPointerGetAttributes (too old)";
@@ -96,4 +102,15 @@ gpu_mem_kind_t gpu_drv_mem_kind(const void *ptr, int *device)
         return GPU_MEM_MANAGED;
     }
     return (CU_MEMORYTYPE_DEVICE == mem_type) ? GPU_MEM_DEVICE : GPU_MEM_HOST;
+}
+
+int gpu_drv_can_access_peer(const char *busid_a, const char *busid_b)
+{
+    int a, b, ok = 0;
+    if (GPU_OK != gpu_drv_init(NULL) || NULL == gpu_drv.device_by_busid ||
+        NULL == gpu_drv.can_access_peer || 0 != gpu_drv.device_by_busid(&a, busid_a) ||
+        0 != gpu_drv.device_by_busid(&b, busid_b) || 0 != gpu_drv.can_access_peer(&ok, a, b)) {
+        return -1;
+    }
+    return ok ? 1 : 0;
 }

@@ -26,6 +26,10 @@ gpu_status_t gpu_drv_init(const char **why);
 /* Kind of memory at ptr and, for device memory, its device ordinal. */
 gpu_mem_kind_t gpu_drv_mem_kind(const void *ptr, int *device);
 
+/* cuDeviceCanAccessPeer by PCI bus id: 1 yes, 0 no, -1 cannot tell
+ * (no driver, unknown device).  Needs no context. */
+int gpu_drv_can_access_peer(const char *busid_a, const char *busid_b);
+
 /* 1 when the calling thread has a current CUDA context. */
 int gpu_drv_has_context(void);
 
