@@ -102,6 +102,19 @@ gpu_status_t gpu_topo_build(const gpu_topo_rank_info_t *all, int nranks, int ran
         }
         t.ndevices += first_use;
     }
+    /* node order: hosts in the order of their lowest rank */
+    for (i = 0; i < nranks; ++i) {
+        int first = 1;
+        for (j = 0; j < i && first; ++j) {
+            first = all[j].host_hash != all[i].host_hash;
+        }
+        if (first) {
+            if (all[i].host_hash == all[rank].host_hash) {
+                t.node_index = t.nnodes;
+            }
+            t.nnodes++;
+        }
+    }
     *topo = t;
     return GPU_OK;
 }

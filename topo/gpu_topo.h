@@ -34,6 +34,8 @@ typedef struct {
     int local_size;
     int ndevices;        /* distinct GPUs used on my host */
     int p2p_all;         /* every pair of local GPUs has peer access */
+    int nnodes;          /* distinct hosts in the communicator */
+    int node_index;      /* my host's place in node order (first rank on it) */
 } gpu_topo_comm_t;
 
 uint64_t gpu_topo_host_hash(void);

@@ -34,6 +34,7 @@ int main(void)
     set(&t[0], 1, 0, "A:01"); set(&t[1], 1, 0, "A:01"); set(&t[2], 1, 1, "A:02"); set(&t[3], 1, 1, "A:02");
     EXPECT(GPU_OK == gpu_topo_build(t, 4, 2, NULL, &c));
     EXPECT(c.all_on_one_host && c.local_rank == 2 && c.local_size == 4 && c.ndevices == 2 && c.p2p_all);
+    EXPECT(1 == c.nnodes && 0 == c.node_index);
 
     /* two hosts: rank 3 elsewhere */
     t[3].host_hash = 2;
@@ -41,6 +42,14 @@ int main(void)
     EXPECT(!c.all_on_one_host && c.local_rank == 0 && c.local_size == 1 && c.ndevices == 1);
     EXPECT(GPU_OK == gpu_topo_build(t, 4, 1, NULL, &c));
     EXPECT(!c.all_on_one_host && c.local_rank == 1 && c.local_size == 3);
+    EXPECT(2 == c.nnodes && 0 == c.node_index);
+    /* node order follows the lowest rank of each host */
+    t[0].host_hash = 7;
+    EXPECT(GPU_OK == gpu_topo_build(t, 4, 1, NULL, &c));
+    EXPECT(3 == c.nnodes && 1 == c.node_index);
+    EXPECT(GPU_OK == gpu_topo_build(t, 4, 3, NULL, &c));
+    EXPECT(3 == c.nnodes && 2 == c.node_index);
+    t[0].host_hash = 1;
 
     /* no peer access across switches */
     set(&t[0], 1, 0, "A:01"); set(&t[1], 1, 1, "B:01");
