@@ -43,6 +43,8 @@ typedef struct {
     gpu_algo_t algo;            /* GPU_ALGO_AUTO or forced */
     double timeout_s;
     int order_legacy;           /* wait for prior legacy default-stream work */
+    unsigned long long node_key; /* same on ranks the MPI library calls node-local
+                                    (MPI_COMM_TYPE_SHARED); folded into the host identity */
 } gpu_engine_params_t;
 
 typedef struct gpu_engine_comm gpu_engine_comm_t;

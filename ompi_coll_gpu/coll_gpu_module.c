@@ -12,6 +12,8 @@
 #include "opal/util/output.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/proc/proc.h"
+#include "opal/mca/hwloc/hwloc-internal.h"
 
 #include "util/gpu_cuda_drv.h"
 
@@ -173,6 +175,20 @@ static const gpu_boot_ops_t mca_coll_gpu_boot_ops = {
     .allgather = mca_coll_gpu_boot_allgather,
 };
 
+/* Open MPI's own notion of "same node" (what MPI_COMM_TYPE_SHARED splits
+ * by): the lowest communicator rank that is node-local to me */
+static unsigned long long mca_coll_gpu_node_key(ompi_communicator_t *comm)
+{
+    const int me = ompi_comm_rank(comm);
+    for (int i = 0; i < ompi_comm_size(comm); ++i) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
+        if (i == me || (NULL != proc && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags))) {
+            return (unsigned long long) i;
+        }
+    }
+    return (unsigned long long) me;
+}
+
 int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
 {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
@@ -194,6 +210,7 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
     p.oneshot_blocks = c->oneshot_blocks;
     p.timeout_s = c->timeout > 0 ? c->timeout : 60.0;
     p.order_legacy = c->stream_order;
+    p.node_key = mca_coll_gpu_node_key(m->comm);
     p.algo = MCA_COLL_GPU_ALGO_ONESHOT == c->allreduce_algorithm   ? GPU_ALGO_ONESHOT
              : MCA_COLL_GPU_ALGO_TWOSHOT == c->allreduce_algorithm ? GPU_ALGO_TWOSHOT
                                                                    : GPU_ALGO_AUTO;
