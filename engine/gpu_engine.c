@@ -355,6 +355,19 @@ gpu_status_t gpu_engine_order(gpu_engine_comm_t *c)
     return GPU_OK;
 }
 
+gpu_status_t gpu_engine_enter(gpu_engine_comm_t *c, int reduces, gpu_op_t op, gpu_dtype_t dt)
+{
+    int dev = -1;
+    if (c->broken) {
+        return GPU_ERR_INVALID;
+    }
+    if ((reduces && !gpu_kernel_supported(op, dt)) || cudaSuccess != cudaGetDevice(&dev) ||
+        dev != c->device) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    return GPU_OK;
+}
+
 gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engine_req_t *req)
 {
     cudaEvent_t ev;
@@ -388,13 +401,10 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     gpu_algo_t algo;
     gpu_status_t st;
     char what[96];
-    int dev = -1;
 
-    if (c->broken) {
-        return GPU_ERR_INVALID;
-    }
-    if (!gpu_kernel_supported(op, dt) || cudaSuccess != cudaGetDevice(&dev) || dev != c->device) {
-        return GPU_ERR_UNSUPPORTED;
+    st = gpu_engine_enter(c, 1, op, dt);
+    if (GPU_OK != st) {
+        return st;
     }
     snprintf(what, sizeof(what), "allreduce #%llu (count %zu, %s, %s)", c->seq + 1, count,
              gpu_dtype_name(dt), gpu_op_name(op));

@@ -53,6 +53,10 @@ struct gpu_engine_comm {
  * queued later never waits for a collective that waits for a peer). */
 gpu_status_t gpu_engine_order(gpu_engine_comm_t *c);
 double gpu_engine_clock(void);
+/* May this call run here: the communicator is healthy (else INVALID), the
+ * caller's current device is ours and, when reducing, the kernels know
+ * (op, dt) (else UNSUPPORTED: the caller stages). */
+gpu_status_t gpu_engine_enter(gpu_engine_comm_t *c, int reduces, gpu_op_t op, gpu_dtype_t dt);
 /* Wait for everything launched so far; what names the call in errors. */
 gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what);
 /* Blocking (req NULL): wait; otherwise record completion into req. */

@@ -227,3 +227,36 @@ gpu_status_t gpu_plan_scan(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf
     p->red_out = rbuf;
     return GPU_OK;
 }
+
+int gpu_plan_work(const gpu_xchg_plan_t *p, int rank, int n, size_t *lens)
+{
+    int k = 0;
+    for (int q = 0; q < n; ++q) {
+        if (q == rank) {
+            continue;
+        }
+        if (p->send_len[q]) {
+            lens[k++] = p->send_len[q];
+        }
+        if (GPU_XCHG_COPY == p->mode && p->recv_len[q]) {
+            lens[k++] = p->recv_len[q];
+        }
+    }
+    if (GPU_XCHG_REDUCE == p->mode && p->red_lo <= p->red_hi && p->red_len) {
+        lens[k++] = p->red_len;
+    }
+    if (p->self_len && p->self_src != p->self_dst) {
+        lens[k++] = p->self_len;
+    }
+    return k;
+}
+
+size_t gpu_plan_max_len(const gpu_xchg_plan_t *p, int rank, int n)
+{
+    size_t lens[2 * GPU_MAX_PEERS + 2], m = 0;
+    const int k = gpu_plan_work(p, rank, n, lens);
+    for (int i = 0; i < k; ++i) {
+        m = lens[i] > m ? lens[i] : m;
+    }
+    return m;
+}

@@ -41,6 +41,13 @@ gpu_status_t gpu_plan_reduce_scatterv(gpu_xchg_plan_t *p, int rank, int n, const
 gpu_status_t gpu_plan_scan(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf, char *rbuf,
                            size_t bytes, int exclusive);
 
+/* The lengths this rank's side of a plan moves (each pair, the folded
+ * range, the local copy), zeros left out; lens holds 2 n + 2.  Returns how
+ * many; 0 means the rank has nothing to do. */
+int gpu_plan_work(const gpu_xchg_plan_t *p, int rank, int n, size_t *lens);
+/* The largest of them: the size a user would name for this rank. */
+size_t gpu_plan_max_len(const gpu_xchg_plan_t *p, int rank, int n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,8 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+
+#include "gpu_test_common.h"
 #include <dlfcn.h>
 
 static int wrank, npass, nfail, quick;
@@ -26,7 +28,6 @@ static int wrank, npass, nfail, quick;
 typedef enum { MEM_DEVICE, MEM_ASYNC, MEM_MANAGED, MEM_VMM } mem_t;
 static const char *mem_name[] = { "cudaMalloc", "cudaMallocAsync", "managed", "cuMemCreate" };
 
-typedef struct { MPI_Datatype t; const char *name; int cls; } type_t; /* cls: 0 int, 1 float, 2 complex, 3 bool, 4 pair */
 static type_t types[] = {
     { MPI_INT8_T, "int8", 0 }, { MPI_UINT8_T, "uint8", 0 }, { MPI_INT16_T, "int16", 0 },
     { MPI_UINT16_T, "uint16", 0 }, { MPI_INT, "int", 0 }, { MPI_UNSIGNED, "unsigned", 0 },
@@ -39,23 +40,6 @@ static type_t types[] = {
     { MPI_LONG_INT, "long_int", 4 }, { MPI_2INT, "2int", 4 }, { MPI_SHORT_INT, "short_int", 4 },
     { MPI_LONG_DOUBLE, "long_double", 1 },
 };
-typedef struct { MPI_Op op; const char *name; int ok_cls[6]; } op_t;
-static op_t ops[] = {
-    { MPI_SUM, "sum", { 1, 1, 1, 0, 0, 0 } }, { MPI_PROD, "prod", { 1, 1, 1, 0, 0, 0 } },
-    { MPI_MIN, "min", { 1, 1, 0, 0, 0, 0 } }, { MPI_MAX, "max", { 1, 1, 0, 0, 0, 0 } },
-    { MPI_LAND, "land", { 1, 0, 0, 1, 0, 0 } }, { MPI_LOR, "lor", { 1, 0, 0, 1, 0, 0 } },
-    { MPI_LXOR, "lxor", { 1, 0, 0, 1, 0, 0 } }, { MPI_BAND, "band", { 1, 0, 0, 0, 0, 1 } },
-    { MPI_BOR, "bor", { 1, 0, 0, 0, 0, 1 } }, { MPI_BXOR, "bxor", { 1, 0, 0, 0, 0, 1 } },
-    { MPI_MAXLOC, "maxloc", { 0, 0, 0, 0, 1, 0 } }, { MPI_MINLOC, "minloc", { 0, 0, 0, 0, 1, 0 } },
-};
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 /* rank r's input for test number id; non-zero, small floats, ties for loc */
 static void gen(char *buf, size_t count, MPI_Datatype t, int cls, int r, int id)
@@ -288,7 +272,7 @@ static void matrix(MPI_Comm comm, const char *ctag, int *id)
 
     for (o = 0; o < sizeof(ops) / sizeof(ops[0]); ++o) {
         for (t = 0; t < sizeof(types) / sizeof(types[0]); ++t) {
-            if (!ops[o].ok_cls[types[t].cls]) continue;
+            if (!ops[o].ok[types[t].cls]) continue;
             snprintf(tag, sizeof(tag), "%s %s/%s", ctag, ops[o].name, types[t].name);
             for (c = 0; c < (size_t) ncounts; ++c) {
                 one(comm, types[t].t, types[t].cls, ops[o].op, tag, counts[c], (int) (c & 1), 0, MEM_DEVICE, ++*id);

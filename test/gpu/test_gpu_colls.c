@@ -26,6 +26,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu_test_common.h"
+
 static int wrank, npass, nfail, quick;
 
 #define CK(call) do { cudaError_t e_ = (call); if (cudaSuccess != e_) { \
@@ -41,7 +43,6 @@ static const char *cname[] = { "bcast", "reduce", "allgather", "allgatherv", "al
 static int rooted(int c) { return c == C_BCAST || c == C_REDUCE || (c >= C_GATHER && c <= C_SCATTERV); }
 static int reducing(int c) { return c == C_REDUCE || c == C_RSB || c == C_RS || c == C_SCAN || c == C_EXSCAN || c == C_ALLREDUCE; }
 
-typedef struct { MPI_Datatype t; const char *name; int cls; } type_t;   /* cls: 0 int 1 float 2 complex 3 bool 4 pair 5 byte */
 static const type_t types[] = {
     { MPI_INT8_T, "int8", 0 }, { MPI_UINT8_T, "uint8", 0 }, { MPI_INT16_T, "int16", 0 },
     { MPI_UINT16_T, "uint16", 0 }, { MPI_INT, "int", 0 }, { MPI_UNSIGNED, "unsigned", 0 },
@@ -53,16 +54,6 @@ static const type_t types[] = {
     { MPI_2INT, "2int", 4 }, { MPI_SHORT_INT, "short_int", 4 },
 };
 #define NTYPES ((int) (sizeof(types) / sizeof(types[0])))
-typedef struct { MPI_Op op; const char *name; int ok[6]; } op_t;
-static const op_t ops[] = {
-    { MPI_SUM, "sum", { 1, 1, 1, 0, 0, 0 } }, { MPI_PROD, "prod", { 1, 1, 1, 0, 0, 0 } },
-    { MPI_MIN, "min", { 1, 1, 0, 0, 0, 0 } }, { MPI_MAX, "max", { 1, 1, 0, 0, 0, 0 } },
-    { MPI_LAND, "land", { 1, 0, 0, 1, 0, 0 } }, { MPI_LOR, "lor", { 1, 0, 0, 1, 0, 0 } },
-    { MPI_LXOR, "lxor", { 1, 0, 0, 1, 0, 0 } }, { MPI_BAND, "band", { 1, 0, 0, 0, 0, 1 } },
-    { MPI_BOR, "bor", { 1, 0, 0, 0, 0, 1 } }, { MPI_BXOR, "bxor", { 1, 0, 0, 0, 0, 1 } },
-    { MPI_MAXLOC, "maxloc", { 0, 0, 0, 0, 1, 0 } }, { MPI_MINLOC, "minloc", { 0, 0, 0, 0, 1, 0 } },
-};
-#define NOPS ((int) (sizeof(ops) / sizeof(ops[0])))
 
 typedef struct {
     int coll, root, in_place, nb;
@@ -78,14 +69,6 @@ typedef struct {                 /* sizes and v-layouts of one case on this rank
     size_t ext, sbytes, rbytes, cmpbytes;   /* cmpbytes: defined prefix of the output */
     int cnt[64], dsp[64], scnt[64], sdsp[64];   /* v-collectives, in elements */
 } geom_t;
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 static void gen(char *buf, size_t nelem, const type_t *ty, size_t ext, uint64_t seed)
 {

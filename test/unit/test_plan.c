@@ -13,19 +13,7 @@
 #include "engine/gpu_plan.h"
 
 #define MAXN 8
-static int npass, nfail;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (cond) {                                                        \
-            ++npass;                                                       \
-        } else {                                                           \
-            ++nfail;                                                       \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
+#include "check.h"
 
 static unsigned rng = 12345;
 static int rnd(int m)

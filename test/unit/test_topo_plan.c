@@ -13,18 +13,7 @@
 #include "topo/gpu_topo_graph.h"
 #include "topo/gpu_topo_plan.h"
 
-static int npass, nfail;
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        if (cond) {                                                         \
-            ++npass;                                                        \
-        } else {                                                            \
-            ++nfail;                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                     \
-            printf(__VA_ARGS__);                                            \
-            printf("\n");                                                   \
-        }                                                                   \
-    } while (0)
+#include "check.h"
 
 static const char *fixdir, *resdir;
 static gpu_topo_node_t node;
