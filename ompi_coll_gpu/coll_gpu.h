@@ -101,6 +101,9 @@ int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dt
 int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m);
 int mca_coll_gpu_status_to_mpi(gpu_status_t st);
 
+/* A message of help-coll-gpu.txt, printed on this process's stderr. */
+void mca_coll_gpu_show_help(const char *topic, ...);
+
 /* topology plan of a communicator (coll_gpu_topo.c): verbose plan lines,
  * the bcast chain order, the topology dump */
 void mca_coll_gpu_topo_setup(mca_coll_gpu_module_t *m);

@@ -52,13 +52,13 @@ static int mca_coll_gpu_adopt_one(opal_list_t *repo, const char *name)
         }
     }
     if (NULL == found) {
-        opal_show_help("help-coll-gpu.txt", "fallback-not-found", true, name);
+        mca_coll_gpu_show_help("fallback-not-found", name);
         return OMPI_ERR_NOT_FOUND;
     }
     /* repository_open appends its own list item for the component */
     ret = mca_base_component_repository_open(&ompi_coll_base_framework, found);
     if (OPAL_SUCCESS != ret || NULL == found->ri_component_struct) {
-        opal_show_help("help-coll-gpu.txt", "fallback-open-failed", true, name, ret);
+        mca_coll_gpu_show_help("fallback-open-failed", name, ret);
         return OMPI_ERROR;
     }
     comp = found->ri_component_struct;

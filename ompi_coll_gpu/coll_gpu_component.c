@@ -3,6 +3,9 @@
  */
 #include "ompi_config.h"
 
+#include <stdarg.h>
+#include <stdlib.h>
+
 #include "coll_gpu.h"
 
 #include "opal/mca/base/mca_base_var.h"
@@ -180,6 +183,28 @@ static int mca_coll_gpu_open(void)
         (void) mca_coll_gpu_adopt_fallbacks(c->fallback);
     }
     return OMPI_SUCCESS;
+}
+
+/*
+ * Help text goes out through opal_output rather than opal_show_help: Open
+ * MPI 4.1.4 forwards show_help to mpirun, which now and then fails to
+ * unpack the message ("Data unpack would read past end of buffer", about
+ * one run in six here) and the user sees nothing; stderr is forwarded
+ * reliably.  The price is that identical messages of several ranks are
+ * not folded into one.
+ */
+void mca_coll_gpu_show_help(const char *topic, ...)
+{
+    va_list ap;
+    char *msg;
+
+    va_start(ap, topic);
+    msg = opal_show_help_vstring("help-coll-gpu.txt", topic, true, ap);
+    va_end(ap);
+    if (NULL != msg) {
+        opal_output(0, "%s", msg);
+        free(msg);
+    }
 }
 
 static int mca_coll_gpu_close(void)

@@ -48,25 +48,19 @@ int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, int *ret)
 }
 
 /* the size a user would name: the largest piece this rank moves */
-static size_t gpu_call_bytes(const mca_coll_gpu_call_t *call)
+static size_t gpu_call_bytes(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call)
 {
-    size_t b = 0;
     if (NULL == call->plan) {
         return call->count * gpu_dtype_size(call->dt);
     }
-    for (int q = 0; q < GPU_MAX_PEERS; ++q) {
-        b = call->plan->send_len[q] > b ? call->plan->send_len[q] : b;
-        b = call->plan->recv_len[q] > b ? call->plan->recv_len[q] : b;
-    }
-    b = call->plan->red_len > b ? call->plan->red_len : b;
-    return call->plan->self_len > b ? call->plan->self_len : b;
+    return gpu_plan_max_len(call->plan, ompi_comm_rank(m->comm), ompi_comm_size(m->comm));
 }
 
-static const char *gpu_call_algo(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call)
+static const char *gpu_call_algo(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call,
+                                 size_t bytes)
 {
     if (NULL == call->plan) {
-        return GPU_ALGO_ONESHOT == gpu_engine_choose(m->engine, gpu_call_bytes(call)) ? "one-shot"
-                                                                                     : "two-shot";
+        return GPU_ALGO_ONESHOT == gpu_engine_choose(m->engine, bytes) ? "one-shot" : "two-shot";
     }
     if (call->plan->relay) {
         return "chain";
@@ -91,7 +85,8 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         }
         er = mca_coll_gpu_request_engine(r);
     }
-    mca_coll_gpu_trace_begin(&trace, call->what, gpu_call_bytes(call), gpu_call_algo(m, call));
+    const size_t bytes = gpu_call_bytes(m, call);
+    mca_coll_gpu_trace_begin(&trace, call->what, bytes, gpu_call_algo(m, call, bytes));
     if (NULL != call->plan) {
         st = gpu_engine_xchg(m->engine, call->what, call->plan, call->op, call->dt, er);
     } else {
@@ -114,7 +109,7 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         return MPI_SUCCESS;
     }
     if (GPU_OK != st) {
-        opal_show_help("help-coll-gpu.txt", "collective-failed", true, call->what,
+        mca_coll_gpu_show_help("collective-failed", call->what,
                        m->comm->c_name, ompi_comm_rank(m->comm), gpu_status_string(st));
     }
     return mca_coll_gpu_status_to_mpi(st);

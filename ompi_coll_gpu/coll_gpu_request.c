@@ -83,7 +83,7 @@ static int mca_coll_gpu_progress(void)
         }
         if (GPU_OK != st) {
             /* the communicator may be freed already: name the call only */
-            opal_show_help("help-coll-gpu.txt", "nonblocking-failed", true, r->engine.what,
+            mca_coll_gpu_show_help("nonblocking-failed", r->engine.what,
                            gpu_status_string(st));
         }
         r->super.req_status.MPI_ERROR = mca_coll_gpu_status_to_mpi(st);

@@ -70,7 +70,7 @@ static int gpu_stage_in(gpu_stage_t *s, int copy_in, void **view)
         e = cudaMemcpy(s->shadow, (char *) s->user + s->lo, (size_t) (s->hi - s->lo),
                        cudaMemcpyDefault);
         if (cudaSuccess != e) {
-            opal_show_help("help-coll-gpu.txt", "staging-failed", true, s->hi - s->lo,
+            mca_coll_gpu_show_help("staging-failed", s->hi - s->lo,
                            "device to host", cudaGetErrorString(e));
             free(s->shadow);
             s->shadow = NULL;
@@ -91,7 +91,7 @@ static int gpu_stage_out(gpu_stage_t *s, int copy_out)
         cudaError_t e = cudaMemcpy((char *) s->user + s->lo, s->shadow, (size_t) (s->hi - s->lo),
                                    cudaMemcpyDefault);
         if (cudaSuccess != e) {
-            opal_show_help("help-coll-gpu.txt", "staging-failed", true, s->hi - s->lo,
+            mca_coll_gpu_show_help("staging-failed", s->hi - s->lo,
                            "host to device", cudaGetErrorString(e));
             ret = MPI_ERR_OTHER;
         }

@@ -43,7 +43,7 @@ static int mca_coll_gpu_topo_node(void)
     }
     if (NULL != dump && '\0' != dump[0] && 0 == ompi_comm_rank(&ompi_mpi_comm_world.comm) &&
         GPU_OK != gpu_topo_dump(dump, err, sizeof(err))) {
-        opal_show_help("help-coll-gpu.txt", "topology-file", true, err);
+        mca_coll_gpu_show_help("topology-file", err);
     }
     if (NULL != file && '\0' != file[0]) {
         st = gpu_topo_load_file(file, &mca_coll_gpu_node, err, sizeof(err));
@@ -52,7 +52,7 @@ static int mca_coll_gpu_topo_node(void)
     }
     if (GPU_OK != st) {
         if (NULL != file && '\0' != file[0]) {
-            opal_show_help("help-coll-gpu.txt", "topology-file", true, err);
+            mca_coll_gpu_show_help("topology-file", err);
         } else {
             opal_output_verbose(1, mca_coll_gpu_component.output,
                                 "coll/gpu: no topology plan: %s", err);

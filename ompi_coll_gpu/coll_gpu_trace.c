@@ -64,7 +64,7 @@ static FILE *mca_coll_gpu_timing_open(void)
     mca_coll_gpu_timing = fopen(path, "w");
     if (NULL == mca_coll_gpu_timing) {
         mca_coll_gpu_timing_failed = 1;
-        opal_show_help("help-coll-gpu.txt", "timing-file", true, path, strerror(errno));
+        mca_coll_gpu_show_help("timing-file", path, strerror(errno));
     }
     return mca_coll_gpu_timing;
 }
