@@ -20,16 +20,13 @@
 
 #include "kernels/gpu_kernels.h"
 #include "kernels/gpu_types.h"
+#include "util/gpu_boot.h"
 #include "util/gpu_status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct {
-    /* rbuf receives bytes from every rank in rank order; collective */
-    gpu_status_t (*allgather)(void *ctx, const void *sbuf, void *rbuf, size_t bytes);
-} gpu_boot_ops_t;
 
 typedef struct {
     size_t oneshot_max_bytes;   /* largest message for the one-shot */

@@ -221,6 +221,52 @@ extern "C" gpu_status_t gpu_kernel_allreduce(gpu_algo_t algo, gpu_op_t op, gpu_d
     return GPU_OK;
 }
 
+template <gpu_op_t OP, class T>
+__global__ void gpu_fold_kernel(T *acc, const T *x, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+         i += (size_t) gridDim.x * blockDim.x) {
+        acc[i] = gpu_red<OP, T>::apply(acc[i], x[i]);
+    }
+}
+
+namespace {
+struct fold_launcher {
+    void *acc;
+    const void *x;
+    size_t n;
+    cudaStream_t stream;
+    template <gpu_op_t OP, class T> bool run()
+    {
+        const size_t want = (n + 255) / 256;
+        const unsigned grid = (unsigned) (want < 1024 ? (want > 0 ? want : 1) : 1024);
+        gpu_fold_kernel<OP, T><<<grid, 256, 0, stream>>>(static_cast<T *>(acc),
+                                                        static_cast<const T *>(x), n);
+        return true;
+    }
+};
+} // namespace
+
+extern "C" gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t count,
+                                                gpu_op_t op, gpu_dtype_t dt, void *stream)
+{
+    fold_launcher l = {acc, x, count, static_cast<cudaStream_t>(stream)};
+    cudaError_t err;
+    if (0 == count) {
+        return GPU_OK;
+    }
+    if (!gpu_dispatch(op, dt, l)) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    err = cudaGetLastError();
+    if (cudaSuccess != err) {
+        GPU_ERROR("local fold (%s, %s, count %zu) failed: %s", gpu_op_name(op),
+                  gpu_dtype_name(dt), count, cudaGetErrorString(err));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}
+
 extern "C" int gpu_kernel_supported(gpu_op_t op, gpu_dtype_t dt)
 {
     probe p;

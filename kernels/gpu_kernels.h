@@ -171,6 +171,13 @@ gpu_status_t gpu_kernel_allreduce(gpu_algo_t algo, gpu_op_t op, gpu_dtype_t dt,
 /* 1 when the kernels were built for (op, dt). */
 int gpu_kernel_supported(gpu_op_t op, gpu_dtype_t dt);
 
+/* acc[i] = acc[i] op x[i] on the GPU (queued on stream), and on the CPU
+ * with the same functors (returns 0 for pairs MPI does not define): the
+ * inter-node stage folds received data with these. */
+gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t count, gpu_op_t op,
+                                     gpu_dtype_t dt, void *stream);
+int gpu_reduce_host(void *acc, const void *x, size_t count, gpu_op_t op, gpu_dtype_t dt);
+
 #ifdef __cplusplus
 }
 #endif

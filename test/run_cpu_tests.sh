@@ -40,6 +40,14 @@ done
 run "user messages come from the help file (a missing fallback component)" sh -c "
   out=\$($MPIRUN -np 1 --mca coll gpu --mca coll_gpu_fallback tuned,basic,libnbc,self,nosuchcomp $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'component \"coll/nosuchcomp\"' || { echo \"\$out\"; exit 1; }"
+if [ -x "$B/test/mpi/test_inter" ]; then
+  for np in 2 3 4; do
+    run "UCX transport + inter-node algorithms, host memory, TCP loopback, np $np" env UCX_TLS=tcp,self $MPIRUN --oversubscribe -np $np "$B/test/mpi/test_inter" --quick --distinct-hosts
+  done
+  for np in 2 4; do
+    run "UCX transport + inter-node algorithms, host memory, shared memory, np $np" env UCX_TLS=sm,self $MPIRUN --oversubscribe -np $np "$B/test/mpi/test_inter" --quick
+  done
+fi
 run "GPU allreduce test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_allreduce | grep -q SKIP"
 run "GPU collectives test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_colls | grep -q SKIP"
 run "demo reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/allreduce_demo | grep -q 'no GPU present'"

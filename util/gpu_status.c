@@ -17,6 +17,7 @@ const char *gpu_status_string(gpu_status_t st)
     case GPU_ERR_TIMEOUT: return "timed out waiting for a peer";
     case GPU_ERR_INVALID: return "invalid argument";
     case GPU_ERR_BOOTSTRAP: return "bootstrap exchange failed";
+    case GPU_ERR_NETWORK: return "network peer failed";
     }
     return "unknown status";
 }

@@ -18,7 +18,8 @@ typedef enum {
     GPU_ERR_UNSUPPORTED = -3, /* not an error: caller falls back */
     GPU_ERR_TIMEOUT = -4,     /* a peer did not arrive in time */
     GPU_ERR_INVALID = -5,
-    GPU_ERR_BOOTSTRAP = -6    /* host-side exchange failed */
+    GPU_ERR_BOOTSTRAP = -6,   /* host-side exchange failed */
+    GPU_ERR_NETWORK = -7      /* a network peer or endpoint failed; logged with the peer */
 } gpu_status_t;
 
 const char *gpu_status_string(gpu_status_t st);

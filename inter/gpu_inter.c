@@ -1,0 +1,281 @@
+#include "inter/gpu_inter.h"
+
+#include <math.h>
+
+/*
+ * Message matching: every message of one call carries the call's tag plus
+ * a phase number; messages between one pair in one phase are matched in
+ * the order both sides post them (UCX endpoints are ordered), which is
+ * how the pieces of a segment find their buffers.
+ */
+enum { GPU_PH_RS = 1, GPU_PH_AG = 2, GPU_PH_RD_FOLD = 3, GPU_PH_RD = 4, GPU_PH_RD_UNFOLD = 5,
+       GPU_PH_BCAST = 6, GPU_PH_REDUCE = 7 };
+
+static uint32_t gpu_tag(const gpu_inter_group_t *g, int phase)
+{
+    return g->tag | (uint32_t) phase;
+}
+
+/* receive from member `from` and send to member `to` (-1: none), wait */
+static gpu_status_t gpu_xfer(gpu_inter_group_t *g, int phase, int to, const void *sb, size_t sl,
+                             int from, void *rb, size_t rl, const char *what)
+{
+    gpu_net_req_t r[2];
+    gpu_status_t st;
+    int k = 0;
+
+    if (from >= 0 && rl > 0) {
+        st = g->net->irecv(g->conn, g->ranks[from], rb, rl, gpu_tag(g, phase), g->mem, &r[k]);
+        if (GPU_OK != st) {
+            return st;
+        }
+        ++k;
+    }
+    if (to >= 0 && sl > 0) {
+        st = g->net->isend(g->conn, g->ranks[to], sb, sl, gpu_tag(g, phase), g->mem, &r[k]);
+        if (GPU_OK != st) {
+            g->net->cancel(g->conn, r, k);
+            return st;
+        }
+        ++k;
+    }
+    return k > 0 ? g->net->waitall(g->conn, r, k, what) : GPU_OK;
+}
+
+static size_t gpu_piece_elems(const gpu_inter_group_t *g, size_t esz)
+{
+    return g->tmp_bytes / esz;
+}
+
+static int gpu_mod(int a, int n)
+{
+    return ((a % n) + n) % n;
+}
+
+gpu_status_t gpu_inter_reduce_scatter(gpu_inter_group_t *g, void *buf, const size_t *seg_off,
+                                      const size_t *seg_count, gpu_op_t op, gpu_dtype_t dt)
+{
+    const size_t esz = gpu_dtype_size(dt), pe = gpu_piece_elems(g, esz);
+    const int n = g->n, right = gpu_mod(g->me + 1, n), left = gpu_mod(g->me - 1, n);
+    char *b = buf;
+    gpu_status_t st = GPU_OK;
+
+    if (0 == pe) {
+        GPU_ERROR("inter reduce_scatter: %zu bytes of fold space hold no %zu-byte element",
+                  g->tmp_bytes, esz);
+        return GPU_ERR_INVALID;
+    }
+    /* step s sends segment me-s-1 on and folds segment me-s-2 in, so that
+     * after n-1 steps member i holds all of segment i */
+    for (int s = 0; s < n - 1 && GPU_OK == st; ++s) {
+        const int ss = gpu_mod(g->me - s - 1, n), rs = gpu_mod(g->me - s - 2, n);
+        const size_t ns = seg_count[ss], nr = seg_count[rs];
+        for (size_t j = 0; (j * pe < ns || j * pe < nr) && GPU_OK == st; ++j) {
+            const size_t cs = j * pe < ns ? (ns - j * pe < pe ? ns - j * pe : pe) : 0;
+            const size_t cr = j * pe < nr ? (nr - j * pe < pe ? nr - j * pe : pe) : 0;
+            char *rdst = b + (seg_off[rs] + j * pe) * esz;
+            st = gpu_xfer(g, GPU_PH_RS, right, b + (seg_off[ss] + j * pe) * esz, cs * esz, left,
+                          g->tmp, cr * esz, "inter-node reduce-scatter");
+            if (GPU_OK == st && cr > 0) {
+                st = g->red->reduce(g->red_ctx, rdst, g->tmp, cr, op, dt);
+            }
+        }
+    }
+    return st;
+}
+
+gpu_status_t gpu_inter_allgatherv(gpu_inter_group_t *g, void *buf, const size_t *off,
+                                  const size_t *len)
+{
+    const int n = g->n, right = gpu_mod(g->me + 1, n), left = gpu_mod(g->me - 1, n);
+    char *b = buf;
+    gpu_status_t st = GPU_OK;
+
+    for (int s = 0; s < n - 1 && GPU_OK == st; ++s) {
+        const int sb = gpu_mod(g->me - s, n), rb = gpu_mod(g->me - s - 1, n);
+        st = gpu_xfer(g, GPU_PH_AG, right, b + off[sb], len[sb], left, b + off[rb], len[rb],
+                      "inter-node allgather");
+    }
+    return st;
+}
+
+/* exchange the whole buffer with a partner and fold, in pieces */
+static gpu_status_t gpu_swap_fold(gpu_inter_group_t *g, int phase, int peer, char *b, size_t count,
+                                  gpu_op_t op, gpu_dtype_t dt)
+{
+    const size_t esz = gpu_dtype_size(dt), pe = gpu_piece_elems(g, esz);
+    gpu_status_t st = GPU_OK;
+    for (size_t j = 0; j < count && GPU_OK == st; j += pe) {
+        const size_t c = count - j < pe ? count - j : pe;
+        st = gpu_xfer(g, phase, peer, b + j * esz, c * esz, peer, g->tmp, c * esz,
+                      "inter-node allreduce (recursive doubling)");
+        if (GPU_OK == st) {
+            st = g->red->reduce(g->red_ctx, b + j * esz, g->tmp, c, op, dt);
+        }
+    }
+    return st;
+}
+
+/* fold a partner's buffer into mine (recv) or hand mine over (send), in pieces */
+static gpu_status_t gpu_pass_fold(gpu_inter_group_t *g, int phase, int peer, int recv, char *b,
+                                  size_t count, gpu_op_t op, gpu_dtype_t dt, const char *what)
+{
+    const size_t esz = gpu_dtype_size(dt), pe = gpu_piece_elems(g, esz);
+    gpu_status_t st = GPU_OK;
+    for (size_t j = 0; j < count && GPU_OK == st; j += pe) {
+        const size_t c = count - j < pe ? count - j : pe;
+        if (recv) {
+            st = gpu_xfer(g, phase, -1, NULL, 0, peer, g->tmp, c * esz, what);
+            if (GPU_OK == st) {
+                st = g->red->reduce(g->red_ctx, b + j * esz, g->tmp, c, op, dt);
+            }
+        } else {
+            st = gpu_xfer(g, phase, peer, b + j * esz, c * esz, -1, NULL, 0, what);
+        }
+    }
+    return st;
+}
+
+static gpu_status_t gpu_allreduce_rd(gpu_inter_group_t *g, char *b, size_t count, gpu_op_t op,
+                                     gpu_dtype_t dt)
+{
+    const size_t bytes = count * gpu_dtype_size(dt);
+    int p = 1, rem, vme;
+    gpu_status_t st = GPU_OK;
+
+    while (2 * p <= g->n) {
+        p *= 2;
+    }
+    rem = g->n - p;
+    /* members beyond a power of two fold into a partner first */
+    if (g->me < 2 * rem) {
+        const int odd = g->me & 1;
+        st = gpu_pass_fold(g, GPU_PH_RD_FOLD, odd ? g->me - 1 : g->me + 1, odd, b, count, op, dt,
+                           "inter-node allreduce (fold)");
+        vme = odd ? g->me / 2 : -1;
+    } else {
+        vme = g->me - rem;
+    }
+    for (int mask = 1; vme >= 0 && mask < p && GPU_OK == st; mask <<= 1) {
+        const int vp = vme ^ mask, peer = vp < rem ? 2 * vp + 1 : vp + rem;
+        st = gpu_swap_fold(g, GPU_PH_RD, peer, b, count, op, dt);
+    }
+    if (GPU_OK == st && g->me < 2 * rem) {
+        const int odd = g->me & 1;
+        st = gpu_xfer(g, GPU_PH_RD_UNFOLD, odd ? g->me - 1 : -1, b, bytes,
+                      odd ? -1 : g->me + 1, b, bytes, "inter-node allreduce (unfold)");
+    }
+    return st;
+}
+
+gpu_inter_algo_t gpu_inter_allreduce_choice(const gpu_inter_group_t *g, size_t bytes)
+{
+    int p = 1, steps = 0;
+    if (GPU_INTER_AUTO != g->algo) {
+        return g->algo;
+    }
+    while (2 * p <= g->n) {
+        p *= 2;
+        ++steps;
+    }
+    steps += (p < g->n) ? 2 : 0;
+    const double n = g->n, s = (double) bytes, beta = g->beta_Bps > 0 ? g->beta_Bps : 1e10;
+    const double ring = 2.0 * (n - 1) * (g->alpha_s + s / (n * beta));
+    const double rd = steps * (g->alpha_s + s / beta);
+    return rd <= ring ? GPU_INTER_RD : GPU_INTER_RING;
+}
+
+gpu_status_t gpu_inter_allreduce(gpu_inter_group_t *g, void *buf, size_t count, gpu_op_t op,
+                                 gpu_dtype_t dt)
+{
+    const size_t esz = gpu_dtype_size(dt);
+    size_t off[GPU_INTER_MAX_MEMBERS], cnt[GPU_INTER_MAX_MEMBERS], boff[GPU_INTER_MAX_MEMBERS],
+        blen[GPU_INTER_MAX_MEMBERS];
+    gpu_status_t st;
+
+    if (g->n <= 1 || 0 == count) {
+        return GPU_OK;
+    }
+    if (g->n > GPU_INTER_MAX_MEMBERS) {
+        GPU_ERROR("inter allreduce: %d members, at most %d", g->n, GPU_INTER_MAX_MEMBERS);
+        return GPU_ERR_UNSUPPORTED;
+    }
+    if (GPU_INTER_RD == gpu_inter_allreduce_choice(g, count * esz)) {
+        return gpu_allreduce_rd(g, buf, count, op, dt);
+    }
+    for (int i = 0; i < g->n; ++i) {
+        off[i] = count * (size_t) i / (size_t) g->n;
+        cnt[i] = count * (size_t) (i + 1) / (size_t) g->n - off[i];
+        boff[i] = off[i] * esz;
+        blen[i] = cnt[i] * esz;
+    }
+    st = gpu_inter_reduce_scatter(g, buf, off, cnt, op, dt);
+    return GPU_OK == st ? gpu_inter_allgatherv(g, buf, boff, blen) : st;
+}
+
+gpu_status_t gpu_inter_bcast(gpu_inter_group_t *g, void *buf, size_t bytes, int root)
+{
+    const int n = g->n, v = gpu_mod(g->me - root, n);
+    const size_t piece = 0 == g->piece || g->piece > bytes ? bytes : g->piece;
+    gpu_net_req_t r[1 + 32];
+    int low = 1, parent = -1, k = 0;
+    gpu_status_t st = GPU_OK;
+    char *b = buf;
+
+    if (n <= 1 || 0 == bytes) {
+        return GPU_OK;
+    }
+    while (low < n && 0 == (v & low)) {
+        low <<= 1;
+    }
+    if (0 != v) {
+        parent = gpu_mod(v - low + root, n);
+    }
+    /* piece j arrives while the sends of piece j-1 to the children drain */
+    for (size_t j = 0; j < bytes && GPU_OK == st; j += piece) {
+        const size_t c = bytes - j < piece ? bytes - j : piece;
+        if (parent >= 0) {
+            st = g->net->irecv(g->conn, g->ranks[parent], b + j, c, gpu_tag(g, GPU_PH_BCAST),
+                               g->mem, &r[k]);
+            k += GPU_OK == st;
+        }
+        if (GPU_OK == st && k > 0) {
+            st = g->net->waitall(g->conn, r, k, "inter-node bcast");
+        }
+        k = 0;
+        for (int m = low >> 1; m >= 1 && GPU_OK == st; m >>= 1) {
+            if (v + m < n) {
+                st = g->net->isend(g->conn, g->ranks[gpu_mod(v + m + root, n)], b + j, c,
+                                   gpu_tag(g, GPU_PH_BCAST), g->mem, &r[k]);
+                k += GPU_OK == st;
+            }
+        }
+        if (GPU_OK != st) {
+            g->net->cancel(g->conn, r, k);
+            return st;
+        }
+    }
+    return k > 0 ? g->net->waitall(g->conn, r, k, "inter-node bcast") : st;
+}
+
+gpu_status_t gpu_inter_reduce(gpu_inter_group_t *g, void *buf, size_t count, gpu_op_t op,
+                              gpu_dtype_t dt, int root)
+{
+    const int n = g->n, v = gpu_mod(g->me - root, n);
+    gpu_status_t st = GPU_OK;
+
+    if (n <= 1 || 0 == count) {
+        return GPU_OK;
+    }
+    for (int mask = 1; mask < n && GPU_OK == st; mask <<= 1) {
+        if (v & mask) {
+            return gpu_pass_fold(g, GPU_PH_REDUCE, gpu_mod(v - mask + root, n), 0, buf, count, op,
+                                 dt, "inter-node reduce");
+        }
+        if (v + mask < n) {
+            st = gpu_pass_fold(g, GPU_PH_REDUCE, gpu_mod(v + mask + root, n), 1, buf, count, op,
+                               dt, "inter-node reduce");
+        }
+    }
+    return st;
+}

@@ -1,0 +1,84 @@
+/*
+ * Inter-node algorithms: collectives among one member per node (a rail:
+ * the ranks with the same local index on every node, or the node
+ * leaders), written against the network ops table (ucx_transport/
+ * gpu_net.h) and run on whatever memory the transport accepts: pinned
+ * host bounce buffers (staged) or device memory (UCX with CUDA support).
+ *
+ *   allreduce       ring reduce-scatter + ring allgather for bandwidth,
+ *                   recursive doubling (folding the members beyond a
+ *                   power of two) for latency; the alpha-beta model of
+ *                   the group picks the cheaper for the message
+ *   reduce_scatter  ring, member i ends with segment i
+ *   allgatherv      ring, blocks of any length
+ *   bcast           binomial tree, pipelined in pieces
+ *   reduce          binomial tree
+ *
+ * Everything is in place on one buffer.  Received data that must be
+ * folded lands in the group's tmp space first (same memory type), in
+ * pieces of at most tmp_bytes, so tmp bounds the memory whatever the
+ * message.  Folding goes through the caller's reduce hook: CPU functors
+ * for host memory, a kernel for device memory.
+ */
+#ifndef GPU_INTER_H
+#define GPU_INTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/gpu_types.h"
+#include "ucx_transport/gpu_net.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    /* acc = acc op x; done (visible to the next send) on return */
+    gpu_status_t (*reduce)(void *ctx, void *acc, const void *x, size_t count, gpu_op_t op,
+                           gpu_dtype_t dt);
+} gpu_inter_reduce_ops_t;
+
+#define GPU_INTER_MAX_MEMBERS 1024
+
+typedef enum { GPU_INTER_AUTO = 0, GPU_INTER_RING = 1, GPU_INTER_RD = 2 } gpu_inter_algo_t;
+
+typedef struct {
+    const gpu_net_ops_t *net;
+    gpu_net_t *conn;
+    int n;                       /* members */
+    int me;                      /* my member index */
+    const int *ranks;            /* member -> transport rank */
+    gpu_net_mem_t mem;
+    const gpu_inter_reduce_ops_t *red;
+    void *red_ctx;
+    char *tmp;                   /* receive space for folds */
+    size_t tmp_bytes;
+    size_t piece;                /* bcast pipeline piece (0: whole) */
+    uint32_t tag;                /* high 16 bits: call; the algorithms count steps below */
+    double alpha_s;              /* per-message latency */
+    double beta_Bps;             /* per-link bandwidth */
+    gpu_inter_algo_t algo;       /* allreduce: forced or AUTO */
+} gpu_inter_group_t;
+
+gpu_status_t gpu_inter_allreduce(gpu_inter_group_t *g, void *buf, size_t count, gpu_op_t op,
+                                 gpu_dtype_t dt);
+/* seg_off/seg_count in elements, one per member */
+gpu_status_t gpu_inter_reduce_scatter(gpu_inter_group_t *g, void *buf, const size_t *seg_off,
+                                      const size_t *seg_count, gpu_op_t op, gpu_dtype_t dt);
+/* off/len in bytes, one block per member; my block is in place */
+gpu_status_t gpu_inter_allgatherv(gpu_inter_group_t *g, void *buf, const size_t *off,
+                                  const size_t *len);
+gpu_status_t gpu_inter_bcast(gpu_inter_group_t *g, void *buf, size_t bytes, int root);
+/* the result lands in root's buf; other members' buf is clobbered */
+gpu_status_t gpu_inter_reduce(gpu_inter_group_t *g, void *buf, size_t count, gpu_op_t op,
+                              gpu_dtype_t dt, int root);
+
+/* what AUTO picks for a message of this size (exposed for tests and logs) */
+gpu_inter_algo_t gpu_inter_allreduce_choice(const gpu_inter_group_t *g, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPU_INTER_H */
