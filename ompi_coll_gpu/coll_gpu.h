@@ -64,6 +64,14 @@ typedef struct mca_coll_gpu_component_t {
     char *timing_file;
     char *topo_file;
     char *topo_dump;
+    int hier;
+    int virtual_nodes;
+    unsigned long net_slot_bytes;
+    int net_slots;
+    int net_direct;
+    int net_algorithm;
+    double net_latency_us;
+    double net_bandwidth;
 
     int gpu_available;   /* -1 unknown, 0 no, 1 yes */
     const char *no_gpu_reason;
@@ -74,8 +82,12 @@ OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
 typedef enum {
     MCA_COLL_GPU_BOOT_NONE = 0,
     MCA_COLL_GPU_BOOT_READY = 1,
-    MCA_COLL_GPU_BOOT_STAGED = 2   /* layout the engine cannot serve */
+    MCA_COLL_GPU_BOOT_STAGED = 2,  /* layout the engine cannot serve */
+    MCA_COLL_GPU_BOOT_HIER = 3     /* several nodes: hierarchical collectives */
 } mca_coll_gpu_boot_t;
+
+struct gpu_hier;
+struct gpu_net;
 
 typedef struct mca_coll_gpu_module_t {
     mca_coll_base_module_t super;
@@ -85,6 +97,11 @@ typedef struct mca_coll_gpu_module_t {
     gpu_engine_comm_t *engine;
     int has_order;                    /* chain order from the topology ring */
     int chain_order[GPU_MAX_PEERS];
+    /* several nodes (coll_gpu_hier.c) */
+    ompi_communicator_t *node_comm;   /* my node's ranks */
+    gpu_engine_comm_t *node_engine;
+    struct gpu_net *net;
+    struct gpu_hier *hier;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -100,6 +117,36 @@ int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dt
                      gpu_op_t *gop);
 int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m);
 int mca_coll_gpu_status_to_mpi(gpu_status_t st);
+
+/* Several nodes (coll_gpu_hier.c).  setup: collective; 1 when the
+ * communicator spans nodes (m->boot then says HIER or STAGED), 0 when it is
+ * one node.  run: *ran 0 when the call is not one the hierarchy serves. */
+typedef enum {
+    MCA_COLL_GPU_HIER_ALLREDUCE,
+    MCA_COLL_GPU_HIER_BCAST,
+    MCA_COLL_GPU_HIER_REDUCE,
+    MCA_COLL_GPU_HIER_ALLGATHER,
+    MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK
+} mca_coll_gpu_hier_kind_t;
+typedef struct {
+    mca_coll_gpu_hier_kind_t kind;
+    const void *sbuf;   /* MPI_IN_PLACE as the user passed it */
+    void *rbuf;
+    int count;          /* allgather: the receive count per rank */
+    struct ompi_datatype_t *dtype;   /* allgather: the receive type */
+    int scount;         /* allgather: the send side */
+    struct ompi_datatype_t *sdtype;
+    struct ompi_op_t *op;
+    int root;
+} mca_coll_gpu_hier_call_t;
+int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, int *ret);
+int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
+                          ompi_request_t **req, int *ran);
+void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m);
+unsigned long long mca_coll_gpu_node_key(ompi_communicator_t *comm);
+void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *comm);
+/* the NIC nearest this process's GPU as a UCX device name, "" if none known */
+void mca_coll_gpu_topo_rail(char *nic, size_t len);
 
 /* A message of help-coll-gpu.txt, printed on this process's stderr. */
 void mca_coll_gpu_show_help(const char *topic, ...);

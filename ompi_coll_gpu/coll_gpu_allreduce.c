@@ -115,7 +115,17 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
                            : m->prev.coll_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                                     m->prev.coll_allreduce_module);
     }
-    if (rdev && sdev && MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm &&
+    if (rdev && sdev && MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm) {
+        const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_ALLREDUCE, .sbuf = sbuf,
+                                              .rbuf = rbuf, .count = count, .dtype = dtype,
+                                              .op = op };
+        ret = mca_coll_gpu_hier_run(m, &hc, req, &ran);
+        if (ran) {
+            return ret;
+        }
+    }
+    if (MPI_SUCCESS == ret && rdev && sdev &&
+        MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm &&
         mca_coll_gpu_map(dtype, op, &call.dt, &call.op) && mca_coll_gpu_native_ready(m, &ret)) {
         call.in = in_place ? rbuf : sbuf;
         call.out = rbuf;

@@ -59,6 +59,14 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .timing_file = NULL,
     .topo_file = NULL,
     .topo_dump = NULL,
+    .hier = 1,
+    .virtual_nodes = 0,
+    .net_slot_bytes = 4ul * 1024 * 1024,
+    .net_slots = 4,
+    .net_direct = -1,
+    .net_algorithm = 0,
+    .net_latency_us = 10.0,
+    .net_bandwidth = 12.5,
     .gpu_available = -1,
     .no_gpu_reason = NULL,
 };
@@ -149,6 +157,35 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("topo_dump", "When set, world rank 0 writes the detected node topology "
                      "(hwloc XML with NVLink counts) to this file at the first device collective",
                      MCA_BASE_VAR_TYPE_STRING, NULL, OPAL_INFO_LVL_5, &c->topo_dump);
+    mca_coll_gpu_reg("hier", "1: communicators spanning several nodes run allreduce, bcast, "
+                     "reduce, allgather and reduce_scatter_block on device buffers "
+                     "hierarchically (NVLink within nodes, UCX between them); 0: they stage "
+                     "through the previous component", MCA_BASE_VAR_TYPE_INT, NULL,
+                     OPAL_INFO_LVL_5, &c->hier);
+    mca_coll_gpu_reg("virtual_nodes", "Split the ranks of each host into this many nodes (in "
+                     "rank order) as if they were separate hosts: no CUDA IPC between them, "
+                     "UCX instead (for testing the inter-node path on one machine; 0 or 1: off)",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->virtual_nodes);
+    mca_coll_gpu_reg("net_slot_bytes", "Bytes of one inter-node pipeline slice (one pinned "
+                     "bounce slot, or device slot when UCX takes CUDA memory)",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6, &c->net_slot_bytes);
+    mca_coll_gpu_reg("net_slots", "Inter-node pipeline slices in flight (1-16): copies of the "
+                     "next slices overlap the network work on the current one",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->net_slots);
+    mca_coll_gpu_reg("net_direct", "Device memory straight to UCX (GPUDirect RDMA): -1 when "
+                     "every rank's UCX reports CUDA support, 0 never (stage through pinned host "
+                     "memory), 1 required (otherwise device collectives across nodes are staged "
+                     "through the previous component)", MCA_BASE_VAR_TYPE_INT, NULL,
+                     OPAL_INFO_LVL_5, &c->net_direct);
+    mca_coll_gpu_reg("net_algorithm", "Inter-node allreduce: 0 chosen by the latency/bandwidth "
+                     "model, 1 ring, 2 recursive doubling", MCA_BASE_VAR_TYPE_INT, NULL,
+                     OPAL_INFO_LVL_6, &c->net_algorithm);
+    mca_coll_gpu_reg("net_latency_us", "Per-message network latency in microseconds for the "
+                     "inter-node algorithm choice", MCA_BASE_VAR_TYPE_DOUBLE, NULL,
+                     OPAL_INFO_LVL_6, &c->net_latency_us);
+    mca_coll_gpu_reg("net_bandwidth", "Per-rank network bandwidth in GB/s for the inter-node "
+                     "algorithm choice", MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_6,
+                     &c->net_bandwidth);
     c->fallback = "tuned,basic,libnbc,self";
     mca_coll_gpu_reg("fallback", "Comma-separated coll components that coll/gpu opens itself "
                      "when the coll selection (e.g. --mca coll gpu) left them out, so that every "

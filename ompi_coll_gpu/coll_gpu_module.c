@@ -67,11 +67,16 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->boot = MCA_COLL_GPU_BOOT_NONE;
     m->engine = NULL;
     m->has_order = 0;
+    m->node_comm = NULL;
+    m->node_engine = NULL;
+    m->net = NULL;
+    m->hier = NULL;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
 {
     size_t i;
+    mca_coll_gpu_hier_free(m);
     gpu_engine_comm_destroy(m->engine);
     m->engine = NULL;
     for (i = 0; i < GPU_NPREV; ++i) {
@@ -177,7 +182,7 @@ static const gpu_boot_ops_t mca_coll_gpu_boot_ops = {
 
 /* Open MPI's own notion of "same node" (what MPI_COMM_TYPE_SHARED splits
  * by): the lowest communicator rank that is node-local to me */
-static unsigned long long mca_coll_gpu_node_key(ompi_communicator_t *comm)
+unsigned long long mca_coll_gpu_node_key(ompi_communicator_t *comm)
 {
     const int me = ompi_comm_rank(comm);
     for (int i = 0; i < ompi_comm_size(comm); ++i) {
@@ -189,31 +194,42 @@ static unsigned long long mca_coll_gpu_node_key(ompi_communicator_t *comm)
     return (unsigned long long) me;
 }
 
+void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *comm)
+{
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    memset(p, 0, sizeof(*p));
+    p->oneshot_max_bytes = c->oneshot_max;
+    p->twoshot_scratch = c->scratch_bytes;
+    p->xchg_scratch = c->xchg_scratch_bytes;
+    p->xchg_nblocks = c->xchg_nblocks;
+    p->xchg_split = c->xchg_split;
+    p->nblocks = c->nblocks;
+    p->nthreads = c->nthreads < GPU_MAX_PEERS ? GPU_MAX_PEERS
+                  : (c->nthreads > 1024 ? 1024 : c->nthreads);
+    p->oneshot_blocks = c->oneshot_blocks;
+    p->timeout_s = c->timeout > 0 ? c->timeout : 60.0;
+    p->order_legacy = c->stream_order;
+    p->node_key = mca_coll_gpu_node_key(comm);
+    p->algo = MCA_COLL_GPU_ALGO_ONESHOT == c->allreduce_algorithm   ? GPU_ALGO_ONESHOT
+              : MCA_COLL_GPU_ALGO_TWOSHOT == c->allreduce_algorithm ? GPU_ALGO_TWOSHOT
+                                                                    : GPU_ALGO_AUTO;
+}
+
 int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
 {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     gpu_engine_params_t p;
     gpu_status_t st;
+    int ret = MPI_SUCCESS;
 
     if (MCA_COLL_GPU_BOOT_NONE != m->boot) {
         return MPI_SUCCESS;
     }
-    memset(&p, 0, sizeof(p));
-    p.oneshot_max_bytes = c->oneshot_max;
-    p.twoshot_scratch = c->scratch_bytes;
-    p.xchg_scratch = c->xchg_scratch_bytes;
-    p.xchg_nblocks = c->xchg_nblocks;
-    p.xchg_split = c->xchg_split;
-    p.nblocks = c->nblocks;
-    p.nthreads = c->nthreads < GPU_MAX_PEERS ? GPU_MAX_PEERS
-                 : (c->nthreads > 1024 ? 1024 : c->nthreads);
-    p.oneshot_blocks = c->oneshot_blocks;
-    p.timeout_s = c->timeout > 0 ? c->timeout : 60.0;
-    p.order_legacy = c->stream_order;
-    p.node_key = mca_coll_gpu_node_key(m->comm);
-    p.algo = MCA_COLL_GPU_ALGO_ONESHOT == c->allreduce_algorithm   ? GPU_ALGO_ONESHOT
-             : MCA_COLL_GPU_ALGO_TWOSHOT == c->allreduce_algorithm ? GPU_ALGO_TWOSHOT
-                                                                   : GPU_ALGO_AUTO;
+    /* several nodes (or virtual nodes): the hierarchy decides */
+    if (mca_coll_gpu_hier_setup(m, &ret)) {
+        return ret;
+    }
+    mca_coll_gpu_engine_params(&p, m->comm);
     st = gpu_engine_comm_create(&mca_coll_gpu_boot_ops, m, ompi_comm_rank(m->comm),
                                 ompi_comm_size(m->comm), &p, &m->engine);
     if (GPU_OK == st) {

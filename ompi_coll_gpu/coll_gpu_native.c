@@ -158,6 +158,12 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
                            : m->prev.coll_bcast(buf, count, dt, root, comm,
                                                 m->prev.coll_bcast_module);
     }
+    const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_BCAST, .rbuf = buf,
+                                          .count = count, .dtype = dt, .root = root };
+    ret = mca_coll_gpu_hier_run(m, &hc, req, &ran);
+    if (ran) {
+        return ret;
+    }
     if (mca_coll_gpu_geom(dt, &g) && mca_coll_gpu_native_ready(m, &ret)) {
         const size_t bytes = (size_t) count * g.size;
         const int n = ompi_comm_size(comm);
@@ -205,7 +211,16 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
                            : m->prev.coll_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
                                                      comm, m->prev.coll_allgatherv_module);
     }
-    if (rdev && sdev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
+    if (rdev && sdev && NULL == rcounts) {
+        const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_ALLGATHER, .sbuf = sbuf,
+                                              .rbuf = rbuf, .count = rcount, .dtype = rdt,
+                                              .scount = scount, .sdtype = sdt };
+        ret = mca_coll_gpu_hier_run(m, &hc, req, &ran);
+        if (ran) {
+            return ret;
+        }
+    }
+    if (MPI_SUCCESS == ret && rdev && sdev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
         (in_place || mca_coll_gpu_geom(sdt, &sg)) && mca_coll_gpu_native_ready(m, &ret)) {
         gpu_bytes(&rg, n, rcounts, rcount, displs, len, displ);
         if ((in_place || (size_t) scount * sg.size == len[rank]) &&

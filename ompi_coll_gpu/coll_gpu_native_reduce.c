@@ -43,7 +43,16 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
                            : m->prev.coll_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                                  m->prev.coll_reduce_module);
     }
-    if (sdev && (rdev || !is_root) && mca_coll_gpu_map(dtype, op, &dt, &gop) &&
+    if (sdev && (rdev || !is_root)) {
+        const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_REDUCE, .sbuf = sbuf,
+                                              .rbuf = rbuf, .count = count, .dtype = dtype,
+                                              .op = op, .root = root };
+        ret = mca_coll_gpu_hier_run(m, &hc, req, &ran);
+        if (ran) {
+            return ret;
+        }
+    }
+    if (MPI_SUCCESS == ret && sdev && (rdev || !is_root) && mca_coll_gpu_map(dtype, op, &dt, &gop) &&
         mca_coll_gpu_native_ready(m, &ret) &&
         GPU_OK == gpu_plan_reduce(&plan, rank, ompi_comm_size(comm), root,
                                   in_place ? NULL : (const char *) sbuf, (char *) rbuf,
@@ -134,8 +143,17 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
                            : m->prev.coll_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
                                                          m->prev.coll_reduce_scatter_module);
     }
-    if (!in_place && sdev && rdev && n <= GPU_MAX_PEERS && mca_coll_gpu_map(dtype, op, &dt, &gop) &&
-        mca_coll_gpu_native_ready(m, &ret)) {
+    if (sdev && rdev && NULL == rcounts) {
+        const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK,
+                                              .sbuf = sbuf, .rbuf = rbuf, .count = rcount,
+                                              .dtype = dtype, .op = op };
+        ret = mca_coll_gpu_hier_run(m, &hc, req, &ran);
+        if (ran) {
+            return ret;
+        }
+    }
+    if (MPI_SUCCESS == ret && !in_place && sdev && rdev && n <= GPU_MAX_PEERS &&
+        mca_coll_gpu_map(dtype, op, &dt, &gop) && mca_coll_gpu_native_ready(m, &ret)) {
         for (int q = 0; q < n; ++q) {
             len[q] = (size_t) (NULL != rcounts ? rcounts[q] : rcount) * gpu_dtype_size(dt);
             displ[q] = off;

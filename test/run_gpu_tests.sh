@@ -12,21 +12,53 @@ case ":$OMPI_MCA_mca_base_component_path:" in
 esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 pass=0; fail=0
+# virtual nodes: the hierarchical path (UCX between nodes) on one host --
+# 2 nodes x 1 rank, 2 nodes x 2 ranks (2 ranks per GPU), 2 + 1 ranks
+# (uneven: leaders), 4 nodes x 1 rank, and many small slices with
+# recursive doubling; a config word with "=" sets an environment variable
+V="--mca coll_gpu_virtual_nodes"
+HIER_CFGS="hier:test_gpu_allreduce:2:$V:2 hier:test_gpu_allreduce:4:$V:2 hier:test_gpu_allreduce:3:$V:2
+hier:test_gpu_allreduce:4:$V:4 hier:test_gpu_allreduce:4:$V:2:--mca:coll_gpu_net_slot_bytes:65536:--mca:coll_gpu_net_algorithm:2
+hier:test_gpu_colls:2:$V:2 hier:test_gpu_colls:4:$V:2 hier:test_gpu_colls:3:$V:2 hier:test_gpu_colls:4:$V:4
+hier:test_gpu_allreduce:2:$V:2:UCX_TLS=tcp,self"
+[ "${SKIP_HIER:-0}" = 1 ] && HIER_CFGS=""
+[ "${ONLY_HIER:-0}" = 1 ] && ONLY=1
 for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 --mca coll gpu" \
            "test_gpu_allreduce 4 --mca coll_gpu_allreduce_algorithm twoshot" \
            "test_gpu_colls 2" "test_gpu_colls 4" "test_gpu_colls 2 --mca coll gpu" \
            "test_gpu_colls 4 --mca coll_gpu_bcast_chain_min 0" \
-           "test_gpu_colls 2 --mca coll_gpu_xchg_split 1 --mca coll_gpu_xchg_nblocks 64"; do
+           "test_gpu_colls 2 --mca coll_gpu_xchg_split 1 --mca coll_gpu_xchg_nblocks 64" \
+           $HIER_CFGS; do
+  envs=""
+  case $cfg in
+    hier:*) cfg=$(echo "${cfg#hier:}" | tr ':' ' ') ;;
+    *) [ -n "${ONLY:-}" ] && continue ;;
+  esac
   set -- $cfg
   prog=$1; np=$2; shift 2
-  echo "== $prog np $np $*"
-  out=$($MPIRUN --oversubscribe --bind-to none -np $np "$@" "$B/test/gpu/$prog" $Q 2>&1)
+  args=""
+  for w in "$@"; do case $w in *=*) envs="$envs $w" ;; *) args="$args $w" ;; esac; done
+  echo "== $prog np $np$args$envs"
+  out=$(env $envs $MPIRUN --oversubscribe --bind-to none -np $np $args "$B/test/gpu/$prog" $Q 2>&1)
   echo "$out" | grep -E "FAIL|passed|SKIP|coll/gpu|rank" | head -40
   p=$(echo "$out" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' | tail -1)
   f=$(echo "$out" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' | tail -1)
   [ -n "$p" ] || { p=0; f=1; echo "(no summary: crashed)"; echo "$out" | tail -20; }
   pass=$((pass+p)); fail=$((fail+f))
 done
+# the virtual-node runs above really took the hierarchy: the timing file names it
+if [ -n "$HIER_CFGS" ]; then
+  tf=$(mktemp -d)
+  $MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes 2 --mca coll_gpu_timing_file "$tf/t" \
+    "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 -n 2 --no-nccl > /dev/null 2>&1
+  if grep -q '"algo":"hier rails' "$tf"/t.*; then
+    pass=$((pass+1)); echo "PASS virtual nodes: allreduce ran hierarchically ($(grep -c hier "$tf"/t.* | tail -1) records)"
+  else
+    fail=$((fail+1)); echo "FAIL virtual nodes: no hierarchical allreduce in the timing file"
+  fi
+  rm -rf "$tf"
+fi
+[ -n "${ONLY:-}" ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
 # NVTX: every device collective is a range named after it, its size (the
 # largest piece a rank moves: 512 KiB of a 1 MiB allgather on 2 ranks) and
 # its algorithm (a recorder

@@ -2,6 +2,8 @@
 # Device calls on the GPU host (repo root, after ". .gpuhost/setup.sh"):
 #   test/gpu/gpuhost_run.sh tests OUTDIR   demo + both GPU correctness suites
 #   test/gpu/gpuhost_run.sh bench OUTDIR   every collective vs NCCL, timing file, plot data
+#   test/gpu/gpuhost_run.sh hier OUTDIR    virtual-node suites + hierarchical allreduce over UCX
+#                                          vs NCCL on its network path (P2P and SHM off)
 # QUICK=--quick shortens the suites; COLLS picks benchmarks; BENCH_MAX the largest size.
 set -u
 what=${1:-tests}
@@ -11,7 +13,16 @@ mkdir -p "$OUTDIR"
 export OMPI_MCA_mca_base_component_path="$OMPI_MCA_mca_base_component_path:$B/.libs"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-if [ "$what" = tests ]; then
+if [ "$what" = hier ]; then
+  ONLY_HIER=1 MPIRUN="mpirun --bind-to none" sh test/run_gpu_tests.sh "$B" ${QUICK:-} 2>&1 | tee "$OUTDIR/gpu_tests_hier.log" | tail -30
+  for tls in default tcp,self; do
+    tag=$(echo $tls | tr -d ',')
+    env $( [ $tls = default ] || echo UCX_TLS=$tls ) mpirun --bind-to none -np 2 --mca coll_gpu_virtual_nodes 2 \
+      -x NCCL_P2P_DISABLE=1 -x NCCL_SHM_DISABLE=1 -x UCX_TLS \
+      "$B/test/bench/gpucoll_bench" -c allreduce -e ${BENCH_MAX:-268435456} \
+      --csv "$OUTDIR/bench_hier_$tag.csv" 2>&1 | tee "$OUTDIR/bench_hier_$tag.log"
+  done
+elif [ "$what" = tests ]; then
   NP=2 MPIRUN="mpirun --bind-to none" sh demo/run_demo.sh "$B" 2>&1 | tee "$OUTDIR/demo.log"
   MPIRUN="mpirun --bind-to none" sh test/run_gpu_tests.sh "$B" ${QUICK:-} 2>&1 | tee "$OUTDIR/gpu_tests.log" | tail -40
 else

@@ -1,0 +1,317 @@
+#include "hier/gpu_hier_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/gpu_kernels.h"
+
+#define GPU_HIER_CUDA(call, label)                                                     \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (cudaSuccess != e_) {                                                       \
+            GPU_ERROR("%s: %s", #call, cudaGetErrorString(e_));                        \
+            st = GPU_ERR_CUDA;                                                         \
+            goto label;                                                                \
+        }                                                                              \
+    } while (0)
+
+static double gpu_hier_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* bounded wait on a stream or an event (query is the same shape) */
+static gpu_status_t gpu_hier_wait(gpu_hier_t *h, cudaStream_t s, cudaEvent_t ev, const char *what)
+{
+    const double deadline = gpu_hier_now() + h->p.timeout_s;
+    cudaError_t e;
+    unsigned spins = 0;
+    while (cudaErrorNotReady == (e = NULL != ev ? cudaEventQuery(ev) : cudaStreamQuery(s))) {
+        if (0 == (++spins & 1023) && gpu_hier_now() > deadline) {
+            GPU_ERROR("rank %d: %s: copies still running after %.0f s", h->rank, what,
+                      h->p.timeout_s);
+            return GPU_ERR_TIMEOUT;
+        }
+    }
+    if (cudaSuccess != e) {
+        GPU_ERROR("rank %d: %s: %s", h->rank, what, cudaGetErrorString(e));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}
+
+gpu_status_t gpu_hier_sync(gpu_hier_t *h, const char *what)
+{
+    return gpu_hier_wait(h, h->stream, NULL, what);
+}
+
+static gpu_status_t gpu_hier_fold_host(void *ctx, void *acc, const void *x, size_t count,
+                                       gpu_op_t op, gpu_dtype_t dt)
+{
+    (void) ctx;
+    return gpu_reduce_host(acc, x, count, op, dt) ? GPU_OK : GPU_ERR_UNSUPPORTED;
+}
+
+static gpu_status_t gpu_hier_fold_device(void *ctx, void *acc, const void *x, size_t count,
+                                         gpu_op_t op, gpu_dtype_t dt)
+{
+    gpu_hier_t *h = ctx;
+    gpu_status_t st = gpu_kernel_reduce_local(acc, x, count, op, dt, h->stream);
+    return GPU_OK == st ? gpu_hier_sync(h, "inter-node fold") : st;
+}
+
+static const gpu_inter_reduce_ops_t gpu_hier_red_host = { .reduce = gpu_hier_fold_host };
+static const gpu_inter_reduce_ops_t gpu_hier_red_device = { .reduce = gpu_hier_fold_device };
+
+static gpu_status_t gpu_hier_layout(gpu_hier_t *h, const gpu_hier_layout_t *l)
+{
+    const int n = l->nranks;
+    h->rank = l->rank;
+    h->nranks = n;
+    h->nnodes = 0;
+    for (int r = 0; r < n; ++r) {
+        h->nnodes = l->node_of[r] + 1 > h->nnodes ? l->node_of[r] + 1 : h->nnodes;
+    }
+    h->node_of = calloc((size_t) n, sizeof(int));
+    h->local_of = calloc((size_t) n, sizeof(int));
+    h->node_size = calloc((size_t) h->nnodes, sizeof(int));
+    h->members = calloc((size_t) h->nnodes, sizeof(int));
+    h->off = calloc((size_t) (n > h->nnodes ? n : h->nnodes) + 1, sizeof(size_t));
+    h->len = calloc((size_t) (n > h->nnodes ? n : h->nnodes) + 1, sizeof(size_t));
+    h->cbuf = calloc((size_t) n + 1, sizeof(*h->cbuf));
+    if (NULL == h->node_of || NULL == h->local_of || NULL == h->node_size || NULL == h->members ||
+        NULL == h->off || NULL == h->len || NULL == h->cbuf) {
+        return GPU_ERR_NO_MEMORY;
+    }
+    for (int r = 0; r < n; ++r) {
+        h->node_of[r] = l->node_of[r];
+        h->local_of[r] = h->node_size[l->node_of[r]]++;
+    }
+    h->max_lsize = 0;
+    h->even = 1;
+    for (int j = 0; j < h->nnodes; ++j) {
+        h->max_lsize = h->node_size[j] > h->max_lsize ? h->node_size[j] : h->max_lsize;
+        h->even &= h->node_size[j] == h->node_size[0];
+    }
+    h->rank_at = calloc((size_t) h->nnodes * (size_t) h->max_lsize, sizeof(int));
+    if (NULL == h->rank_at) {
+        return GPU_ERR_NO_MEMORY;
+    }
+    for (int r = 0; r < n; ++r) {
+        h->rank_at[h->node_of[r] * h->max_lsize + h->local_of[r]] = r;
+    }
+    h->node = h->node_of[h->rank];
+    h->local = h->local_of[h->rank];
+    h->lsize = h->node_size[h->node];
+    return GPU_OK;
+}
+
+gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_ops,
+                             gpu_net_t *net, int direct, const gpu_hier_layout_t *layout,
+                             const gpu_hier_params_t *p, gpu_hier_t **out)
+{
+    gpu_hier_t *h = calloc(1, sizeof(*h));
+    gpu_status_t st = GPU_ERR_NO_MEMORY;
+    size_t slot;
+
+    if (NULL == h) {
+        return st;
+    }
+    h->intra = intra;
+    h->net_ops = net_ops;
+    h->net = net;
+    h->direct = direct;
+    h->p = *p;
+    h->p.nslots = p->nslots < 1 ? 1 : (p->nslots > GPU_HIER_MAX_SLOTS ? GPU_HIER_MAX_SLOTS : p->nslots);
+    /* a slot holds whole elements of every type and a slice of every rank's block */
+    slot = (p->slot_bytes < 65536 ? 65536 : p->slot_bytes) / 64 * 64;
+    h->p.slot_bytes = slot;
+    h->p.timeout_s = p->timeout_s > 0 ? p->timeout_s : 60.0;
+    st = gpu_hier_layout(h, layout);
+    if (GPU_OK != st) {
+        goto err_free;
+    }
+    GPU_HIER_CUDA(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking), err_free);
+    GPU_HIER_CUDA(cudaEventCreateWithFlags(&h->legacy_ev, cudaEventDisableTiming), err_stream);
+    for (int i = 0; i < h->p.nslots; ++i) {
+        GPU_HIER_CUDA(cudaEventCreateWithFlags(&h->slot_ev[i], cudaEventDisableTiming), err_events);
+    }
+    if (direct) {
+        GPU_HIER_CUDA(cudaMalloc((void **) &h->slots, slot * (size_t) (h->p.nslots + 1)),
+                      err_events);
+    } else {
+        GPU_HIER_CUDA(cudaHostAlloc((void **) &h->slots, slot * (size_t) (h->p.nslots + 1),
+                                    cudaHostAllocPortable), err_events);
+    }
+    h->fold = h->slots + slot * (size_t) h->p.nslots;
+    snprintf(h->desc, sizeof(h->desc), "%d nodes, %s, inter-node %s, %d slots of %zu KiB",
+             h->nnodes, h->even ? "even layout (rails)" : "uneven layout (leaders)",
+             direct ? "on device memory" : "staged through pinned host", h->p.nslots,
+             slot >> 10);
+    *out = h;
+    return GPU_OK;
+
+err_events:
+    for (int i = 0; i < h->p.nslots; ++i) {
+        if (NULL != h->slot_ev[i]) {
+            cudaEventDestroy(h->slot_ev[i]);
+        }
+    }
+    cudaEventDestroy(h->legacy_ev);
+err_stream:
+    cudaStreamDestroy(h->stream);
+err_free:
+    free(h->cbuf);
+    free(h->rank_at);
+    free(h->len);
+    free(h->off);
+    free(h->members);
+    free(h->node_size);
+    free(h->local_of);
+    free(h->node_of);
+    free(h);
+    return st;
+}
+
+void gpu_hier_destroy(gpu_hier_t *h)
+{
+    if (NULL == h) {
+        return;
+    }
+    (void) cudaStreamSynchronize(h->stream);
+    if (h->direct) {
+        (void) cudaFree(h->slots);
+    } else {
+        (void) cudaFreeHost(h->slots);
+    }
+    (void) cudaFree(h->dvec);
+    for (int i = 0; i < h->p.nslots; ++i) {
+        (void) cudaEventDestroy(h->slot_ev[i]);
+    }
+    (void) cudaEventDestroy(h->legacy_ev);
+    (void) cudaStreamDestroy(h->stream);
+    free(h->cbuf);
+    free(h->rank_at);
+    free(h->len);
+    free(h->off);
+    free(h->members);
+    free(h->node_size);
+    free(h->local_of);
+    free(h->node_of);
+    free(h);
+}
+
+const char *gpu_hier_describe(const gpu_hier_t *h)
+{
+    return h->desc;
+}
+
+void gpu_hier_group(gpu_hier_t *h, gpu_inter_group_t *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->net = h->net_ops;
+    g->conn = h->net;
+    g->n = h->nnodes;
+    g->me = h->node;
+    g->ranks = h->members;
+    g->mem = h->direct ? GPU_NET_MEM_CUDA : GPU_NET_MEM_HOST;
+    g->red = h->direct ? &gpu_hier_red_device : &gpu_hier_red_host;
+    g->red_ctx = h;
+    g->tmp = h->fold;
+    g->tmp_bytes = h->p.slot_bytes;
+    g->piece = h->p.slot_bytes / 4;
+    g->tag = (h->seq & 0xffff) << 16;
+    g->alpha_s = h->p.alpha_s;
+    g->beta_Bps = h->p.beta_Bps;
+    g->algo = h->p.algo;
+}
+
+gpu_status_t gpu_hier_begin(gpu_hier_t *h)
+{
+    gpu_status_t st = GPU_OK;
+    ++h->seq;
+    if (h->p.order_legacy) {
+        GPU_HIER_CUDA(cudaEventRecord(h->legacy_ev, cudaStreamLegacy), out);
+        GPU_HIER_CUDA(cudaStreamWaitEvent(h->stream, h->legacy_ev, 0), out);
+    }
+out:
+    return st;
+}
+
+gpu_status_t gpu_hier_d2d(gpu_hier_t *h, void *dst, const void *src, size_t bytes)
+{
+    gpu_status_t st = GPU_OK;
+    if (dst != src && bytes > 0) {
+        GPU_HIER_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, h->stream), out);
+        st = gpu_hier_sync(h, "device copy");
+    }
+out:
+    return st;
+}
+
+gpu_status_t gpu_hier_dvec(gpu_hier_t *h, size_t bytes, char **out)
+{
+    gpu_status_t st = GPU_OK;
+    if (bytes > h->dvec_bytes) {
+        (void) cudaFree(h->dvec);
+        h->dvec = NULL;
+        h->dvec_bytes = 0;
+        GPU_HIER_CUDA(cudaMalloc((void **) &h->dvec, bytes), out_err);
+        h->dvec_bytes = bytes;
+    }
+    *out = h->dvec;
+out_err:
+    return st;
+}
+
+static gpu_status_t gpu_hier_copy(gpu_hier_t *h, const gpu_hier_stage_t *s, size_t k, int up,
+                                  char *slot)
+{
+    gpu_hier_copy_t *c = h->cbuf;
+    gpu_status_t st = GPU_OK;
+    int n = s->copies(s->arg, k, up, c);
+    for (int i = 0; i < n; ++i) {
+        void *dst = up ? (void *) c[i].dev : (void *) (slot + c[i].slot_off);
+        const void *src = up ? (const void *) (slot + c[i].slot_off) : (const void *) c[i].dev;
+        GPU_HIER_CUDA(cudaMemcpyAsync(dst, src, c[i].len, cudaMemcpyDefault, h->stream), out);
+    }
+out:
+    return st;
+}
+
+gpu_status_t gpu_hier_pipeline(gpu_hier_t *h, gpu_inter_group_t *g, const gpu_hier_stage_t *s)
+{
+    const size_t ns = (size_t) h->p.nslots;
+    gpu_status_t st = GPU_OK;
+    size_t k;
+
+    /* fill the ring: slices 0..ns-1 on their way down */
+    for (k = 0; k < s->nslices && k < ns && GPU_OK == st; ++k) {
+        st = gpu_hier_copy(h, s, k, 0, h->slots + (k % ns) * h->p.slot_bytes);
+        if (GPU_OK == st && cudaSuccess != cudaEventRecord(h->slot_ev[k % ns], h->stream)) {
+            st = GPU_ERR_CUDA;
+        }
+    }
+    for (k = 0; k < s->nslices && GPU_OK == st; ++k) {
+        char *slot = h->slots + (k % ns) * h->p.slot_bytes;
+        st = gpu_hier_wait(h, NULL, h->slot_ev[k % ns], "staging copy to the network");
+        if (GPU_OK == st) {
+            st = s->net(s->arg, k, slot, g);
+        }
+        if (GPU_OK == st) {
+            st = gpu_hier_copy(h, s, k, 1, slot);
+        }
+        /* the stream copies this slot out before it refills it */
+        if (GPU_OK == st && k + ns < s->nslices) {
+            st = gpu_hier_copy(h, s, k + ns, 0, slot);
+            if (GPU_OK == st && cudaSuccess != cudaEventRecord(h->slot_ev[k % ns], h->stream)) {
+                st = GPU_ERR_CUDA;
+            }
+        }
+    }
+    return GPU_OK == st ? gpu_hier_sync(h, "staging copy from the network") : st;
+}

@@ -1,0 +1,90 @@
+/*
+ * Hierarchical collectives on device buffers for communicators that span
+ * nodes (real hosts, or virtual nodes carved out of one host for tests).
+ *
+ *   intra-node stage   the engine (engine/) on the node's ranks: exchange
+ *                      kernels over CUDA IPC / NVLink
+ *   inter-node stage   inter/ algorithms among one rank per node, over the
+ *                      network transport (ucx_transport/)
+ *
+ * Allreduce, when every node has the same number of ranks L: intra-node
+ * reduce-scatter into L shards, an inter-node allreduce of each shard among
+ * the ranks holding it (one per node: a rail, so L NICs work at once),
+ * intra-node allgather.  With uneven nodes: intra-node reduce to a leader,
+ * leaders' allreduce, intra-node bcast.  Bcast and Reduce go through node
+ * leaders (the root leads its node); Allgather gathers within nodes,
+ * exchanges node blocks between leaders and broadcasts within nodes;
+ * Reduce_scatter_block is the allreduce followed by a local copy.
+ *
+ * Staging: when the transport cannot take device memory, the inter-node
+ * stage runs on pinned host bounce slots.  The data is cut into slices of
+ * one slot; device->host copies of the next slices are queued while the
+ * network works on the current one, and host->device copies of finished
+ * slices drain behind it (a producer/consumer ring of slots, one CUDA
+ * stream keeping a slot's copy-out ahead of its reuse).  With a transport
+ * that takes device memory the slots are device memory and the folds run
+ * as kernels; nothing else changes.
+ *
+ * Every call is blocking and must be made by every rank of the
+ * communicator in the same order (the call sequence numbers its messages).
+ */
+#ifndef GPU_HIER_H
+#define GPU_HIER_H
+
+#include <stddef.h>
+
+#include "engine/gpu_engine.h"
+#include "inter/gpu_inter.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int nranks;
+    int rank;
+    const int *node_of;   /* node of each rank: 0..nnodes-1 by first rank */
+} gpu_hier_layout_t;
+
+typedef struct {
+    size_t slot_bytes;    /* one pipeline slice */
+    int nslots;           /* slices in flight */
+    double timeout_s;
+    double alpha_s;       /* network model for the inter-node algorithm choice */
+    double beta_Bps;
+    gpu_inter_algo_t algo;
+    int order_legacy;     /* wait for the application's legacy-stream work */
+} gpu_hier_params_t;
+
+typedef struct gpu_hier gpu_hier_t;
+
+/* intra: the engine over this node's ranks (in communicator rank order);
+ * net: the transport over the whole communicator.  Not collective. */
+gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_ops,
+                             gpu_net_t *net, int direct, const gpu_hier_layout_t *layout,
+                             const gpu_hier_params_t *p, gpu_hier_t **out);
+void gpu_hier_destroy(gpu_hier_t *h);
+
+/* in == out: in place */
+gpu_status_t gpu_hier_allreduce(gpu_hier_t *h, const void *in, void *out, size_t count,
+                                gpu_op_t op, gpu_dtype_t dt);
+gpu_status_t gpu_hier_bcast(gpu_hier_t *h, void *buf, size_t bytes, int root);
+/* in NULL: MPI_IN_PLACE at the root */
+gpu_status_t gpu_hier_reduce(gpu_hier_t *h, const void *in, void *out, size_t count, gpu_op_t op,
+                             gpu_dtype_t dt, int root);
+/* in NULL: in place (my block already at out + rank * bytes) */
+gpu_status_t gpu_hier_allgather(gpu_hier_t *h, const void *in, void *out, size_t bytes);
+/* in NULL: in place (the input is in out) */
+gpu_status_t gpu_hier_reduce_scatter_block(gpu_hier_t *h, const void *in, void *out,
+                                           size_t count, gpu_op_t op, gpu_dtype_t dt);
+
+/* "even layout, L ranks per node" or "uneven" plus the transport, for logs */
+const char *gpu_hier_describe(const gpu_hier_t *h);
+/* which allreduce shape a message takes (for trace labels) */
+const char *gpu_hier_allreduce_algo(const gpu_hier_t *h, size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPU_HIER_H */

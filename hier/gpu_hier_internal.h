@@ -1,0 +1,66 @@
+/*
+ * Hierarchy internals shared by gpu_hier.c (setup, groups, the staging
+ * pipeline) and gpu_hier_colls.c (the collectives).
+ */
+#ifndef GPU_HIER_INTERNAL_H
+#define GPU_HIER_INTERNAL_H
+
+#include <cuda_runtime_api.h>
+
+#include "hier/gpu_hier.h"
+
+#define GPU_HIER_MAX_SLOTS 16
+
+struct gpu_hier {
+    gpu_engine_comm_t *intra;
+    const gpu_net_ops_t *net_ops;
+    gpu_net_t *net;
+    int direct;
+    gpu_hier_params_t p;
+    int rank, nranks, nnodes, node, local, lsize, even, max_lsize;
+    int *node_of, *local_of, *node_size;
+    int *rank_at;            /* [node * max_lsize + local] -> rank */
+    int *members;            /* a group: nnodes ranks */
+    size_t *off, *len;       /* per member or per rank, scratch for plans and groups */
+    struct gpu_hier_copy *cbuf;   /* nranks + 1 copies: one slice's list */
+    cudaStream_t stream;
+    cudaEvent_t legacy_ev;
+    cudaEvent_t slot_ev[GPU_HIER_MAX_SLOTS];
+    char *slots;             /* nslots * slot_bytes: pinned host, or device when direct */
+    char *fold;              /* slot_bytes of fold space, same memory as slots */
+    char *dvec;              /* device temporary for reduce / reduce_scatter */
+    size_t dvec_bytes;
+    unsigned seq;
+    gpu_xchg_plan_t plan;    /* the intra-node step being run */
+    char desc[160];
+};
+
+/* a contiguous piece between a device buffer and a slot */
+typedef struct gpu_hier_copy {
+    char *dev;
+    size_t slot_off;
+    size_t len;
+} gpu_hier_copy_t;
+
+/* One inter-node stage cut into slices.  copies() lists (at most nranks + 1
+ * entries), for slice k, what
+ * goes into the slot before the network (up = 0) or back out after it
+ * (up = 1); net() runs the inter-node algorithm on the slot. */
+typedef struct {
+    size_t nslices;
+    int (*copies)(void *arg, size_t k, int up, gpu_hier_copy_t *c);
+    gpu_status_t (*net)(void *arg, size_t k, char *slot, gpu_inter_group_t *g);
+    void *arg;
+} gpu_hier_stage_t;
+
+/* a group of one rank per node (members[node]) for this call */
+void gpu_hier_group(gpu_hier_t *h, gpu_inter_group_t *g);
+gpu_status_t gpu_hier_pipeline(gpu_hier_t *h, gpu_inter_group_t *g, const gpu_hier_stage_t *s);
+/* order after the application's legacy-stream work; start a call */
+gpu_status_t gpu_hier_begin(gpu_hier_t *h);
+gpu_status_t gpu_hier_sync(gpu_hier_t *h, const char *what);
+gpu_status_t gpu_hier_d2d(gpu_hier_t *h, void *dst, const void *src, size_t bytes);
+/* the device temporary, grown on first need */
+gpu_status_t gpu_hier_dvec(gpu_hier_t *h, size_t bytes, char **out);
+
+#endif /* GPU_HIER_INTERNAL_H */

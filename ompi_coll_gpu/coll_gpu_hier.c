@@ -1,0 +1,291 @@
+/*
+ * Communicators that span nodes: find the nodes (hosts as Open MPI and the
+ * host identity see them, each optionally split into coll_gpu_virtual_nodes),
+ * build the node communicator with its engine and the UCX transport over
+ * the whole communicator, and run the hierarchical collectives (hier/).
+ */
+#include "ompi_config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_gpu.h"
+
+#include "opal/util/output.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+
+#include "topo/gpu_topo.h"
+#if GPUCOLL_HAVE_UCX
+#include "hier/gpu_hier.h"
+#include "ucx_transport/gpu_ucx.h"
+#endif
+
+/* node of every rank: hosts numbered by their first rank, each split into
+ * V contiguous groups of its ranks, renumbered by first rank; returns the
+ * node count or -1 */
+static int mca_coll_gpu_nodes(mca_coll_gpu_module_t *m, int *node_of, uint64_t *host)
+{
+    const int n = ompi_comm_size(m->comm);
+    const int V = mca_coll_gpu_component.virtual_nodes > 1 ? mca_coll_gpu_component.virtual_nodes
+                                                           : 1;
+    uint64_t mine = gpu_topo_host_hash() ^
+                    (mca_coll_gpu_node_key(m->comm) + 1) * 0x9e3779b97f4a7c15ull;
+    uint64_t *hosts = malloc(sizeof(uint64_t) * (size_t) n);
+    int *host_of = malloc(sizeof(int) * (size_t) n), *lrank = malloc(sizeof(int) * (size_t) n);
+    int *lsize = calloc((size_t) n, sizeof(int)), *raw = malloc(sizeof(int) * (size_t) n);
+    int nh = 0, nn = -1;
+
+    if (NULL == hosts || NULL == host_of || NULL == lrank || NULL == lsize || NULL == raw ||
+        MPI_SUCCESS != m->prev.coll_allgather(&mine, 8, MPI_BYTE, hosts, 8, MPI_BYTE, m->comm,
+                                              m->prev.coll_allgather_module)) {
+        goto out;
+    }
+    for (int r = 0; r < n; ++r) {
+        int q = 0;
+        while (q < r && hosts[q] != hosts[r]) {
+            ++q;
+        }
+        host_of[r] = q < r ? host_of[q] : nh++;
+        lrank[r] = lsize[host_of[r]]++;
+    }
+    for (int r = 0; r < n; ++r) {
+        raw[r] = host_of[r] * V + lrank[r] * V / lsize[host_of[r]];
+    }
+    nn = 0;
+    for (int r = 0; r < n; ++r) {
+        int q = 0;
+        while (q < r && raw[q] != raw[r]) {
+            ++q;
+        }
+        node_of[r] = q < r ? node_of[q] : nn++;
+    }
+    *host = mine;
+out:
+    free(raw);
+    free(lsize);
+    free(lrank);
+    free(host_of);
+    free(hosts);
+    return nn;
+}
+
+void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m)
+{
+#if GPUCOLL_HAVE_UCX
+    gpu_hier_destroy(m->hier);
+    gpu_ucx_destroy(m->net);
+#endif
+    m->hier = NULL;
+    m->net = NULL;
+    gpu_engine_comm_destroy(m->node_engine);
+    m->node_engine = NULL;
+    if (NULL != m->node_comm) {
+        ompi_comm_free(&m->node_comm);
+        m->node_comm = NULL;
+    }
+}
+
+#if GPUCOLL_HAVE_UCX
+/* bootstrap over a communicator's own (host-buffer) allgather */
+static gpu_status_t mca_coll_gpu_comm_allgather(void *ctx, const void *sbuf, void *rbuf,
+                                                size_t bytes)
+{
+    ompi_communicator_t *comm = ctx;
+    return MPI_SUCCESS == comm->c_coll->coll_allgather(sbuf, (int) bytes, MPI_BYTE, rbuf,
+                                                       (int) bytes, MPI_BYTE, comm,
+                                                       comm->c_coll->coll_allgather_module)
+               ? GPU_OK : GPU_ERR_BOOTSTRAP;
+}
+
+static const gpu_boot_ops_t mca_coll_gpu_comm_boot = { .allgather = mca_coll_gpu_comm_allgather };
+
+/* all ranks agree that every rank succeeded */
+static int mca_coll_gpu_all_ok(mca_coll_gpu_module_t *m, int ok)
+{
+    if (MPI_SUCCESS != m->prev.coll_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, m->comm,
+                                              m->prev.coll_allreduce_module)) {
+        return 0;
+    }
+    return ok;
+}
+
+static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of, uint64_t host)
+{
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const int rank = ompi_comm_rank(m->comm);
+    gpu_engine_params_t ep;
+    gpu_ucx_params_t up;
+    gpu_hier_params_t hp;
+    gpu_hier_layout_t layout = { .nranks = ompi_comm_size(m->comm), .rank = rank,
+                                 .node_of = node_of };
+    char rail[128];
+    gpu_status_t st_engine, st_net;
+
+    if (OMPI_SUCCESS != ompi_comm_split(m->comm, node_of[rank], rank, &m->node_comm, false)) {
+        m->node_comm = NULL;
+        return 0;
+    }
+    /* the node's engine, collective over the node communicator */
+    mca_coll_gpu_engine_params(&ep, m->node_comm);
+    st_engine = gpu_engine_comm_create(&mca_coll_gpu_comm_boot, m->node_comm,
+                                       ompi_comm_rank(m->node_comm),
+                                       ompi_comm_size(m->node_comm), &ep, &m->node_engine);
+    /* the transport, collective over the whole communicator */
+    mca_coll_gpu_topo_rail(rail, sizeof(rail));
+    memset(&up, 0, sizeof(up));
+    up.net_devices = rail;
+    up.timeout_s = c->timeout > 0 ? c->timeout : 60.0;
+    up.direct = c->net_direct;
+    up.comm_id = (uint16_t) (m->comm->c_contextid & 0xffff);
+    up.host_id = host;
+    st_net = gpu_ucx_create(&mca_coll_gpu_comm_boot, m->comm, rank, layout.nranks, &up, &m->net);
+    if (GPU_OK != st_net) {
+        m->net = NULL;
+    }
+    if (GPU_OK != st_engine) {
+        m->node_engine = NULL;
+    }
+    if (!mca_coll_gpu_all_ok(m, GPU_OK == st_engine && GPU_OK == st_net)) {
+        opal_output_verbose(1, c->output, "coll/gpu: %s: node engine %s, UCX %s on this rank",
+                            m->comm->c_name, gpu_status_string(st_engine),
+                            gpu_status_string(st_net));
+        return 0;
+    }
+    memset(&hp, 0, sizeof(hp));
+    hp.slot_bytes = c->net_slot_bytes;
+    hp.nslots = c->net_slots;
+    hp.timeout_s = up.timeout_s;
+    hp.alpha_s = c->net_latency_us * 1e-6;
+    hp.beta_Bps = c->net_bandwidth * 1e9;
+    hp.algo = 1 == c->net_algorithm ? GPU_INTER_RING
+              : 2 == c->net_algorithm ? GPU_INTER_RD : GPU_INTER_AUTO;
+    hp.order_legacy = c->stream_order;
+    if (!mca_coll_gpu_all_ok(m, GPU_OK == gpu_hier_create(m->node_engine, &gpu_ucx_net_ops, m->net,
+                                                          gpu_ucx_direct(m->net), &layout, &hp,
+                                                          &m->hier))) {
+        return 0;
+    }
+    if (0 == rank) {
+        opal_output_verbose(1, c->output, "coll/gpu: %s: %s; %s", m->comm->c_name,
+                            gpu_hier_describe(m->hier), gpu_ucx_describe(m->net));
+    }
+    opal_output_verbose(1, c->output, "coll/gpu: %s: rank %d on node %d, rail %s", m->comm->c_name,
+                        rank, node_of[rank], '\0' != rail[0] ? rail : "(UCX default)");
+    return 1;
+}
+#endif
+
+int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, int *ret)
+{
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const int n = ompi_comm_size(m->comm);
+    int *node_of, nnodes;
+    uint64_t host = 0;
+
+    *ret = MPI_SUCCESS;
+    if (n < 2) {
+        return 0;
+    }
+    node_of = malloc(sizeof(int) * (size_t) n);
+    nnodes = NULL != node_of ? mca_coll_gpu_nodes(m, node_of, &host) : -1;
+    if (1 == nnodes) {
+        free(node_of);
+        return 0;
+    }
+    m->boot = MCA_COLL_GPU_BOOT_STAGED;
+    if (nnodes < 0) {
+        *ret = MPI_ERR_INTERN;
+    } else if (!c->hier) {
+        opal_output_verbose(1, c->output, "coll/gpu: %s spans %d nodes, coll_gpu_hier is 0: "
+                            "device collectives staged", m->comm->c_name, nnodes);
+    } else {
+#if GPUCOLL_HAVE_UCX
+        if (mca_coll_gpu_hier_build(m, node_of, host)) {
+            m->boot = MCA_COLL_GPU_BOOT_HIER;
+        } else {
+            mca_coll_gpu_hier_free(m);
+            opal_output_verbose(1, c->output, "coll/gpu: %s spans %d nodes; the hierarchy could "
+                                "not be set up: device collectives staged", m->comm->c_name,
+                                nnodes);
+        }
+#else
+        opal_output_verbose(1, c->output, "coll/gpu: %s spans %d nodes and this build has no "
+                            "UCX: device collectives staged", m->comm->c_name, nnodes);
+#endif
+    }
+    free(node_of);
+    return 1;
+}
+
+int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
+                          ompi_request_t **req, int *ran)
+{
+    int ret = mca_coll_gpu_bootstrap(m);
+
+    *ran = MPI_SUCCESS != ret;
+    if (MPI_SUCCESS != ret || MCA_COLL_GPU_BOOT_HIER != m->boot) {
+        return ret;
+    }
+#if GPUCOLL_HAVE_UCX
+    const int in_place = MPI_IN_PLACE == call->sbuf;
+    const char *sbuf = in_place ? NULL : call->sbuf;
+    char *rbuf = call->rbuf;
+    mca_coll_gpu_trace_t trace;
+    mca_coll_gpu_geom_t g;
+    gpu_dtype_t dt = GPU_DT_U8;
+    gpu_op_t op = GPU_OP_SUM;
+    gpu_status_t st;
+    size_t bytes;
+
+    if (MCA_COLL_GPU_HIER_BCAST == call->kind || MCA_COLL_GPU_HIER_ALLGATHER == call->kind) {
+        if (!mca_coll_gpu_geom(call->dtype, &g) ||
+            (MCA_COLL_GPU_HIER_ALLGATHER == call->kind && !in_place &&
+             (call->sdtype != call->dtype || call->scount != call->count))) {
+            return MPI_SUCCESS;
+        }
+        bytes = (size_t) call->count * g.size;
+    } else {
+        if (!mca_coll_gpu_map(call->dtype, call->op, &dt, &op)) {
+            return MPI_SUCCESS;
+        }
+        g.lb = 0;
+        bytes = (size_t) call->count * gpu_dtype_size(dt);
+    }
+    switch (call->kind) {
+    case MCA_COLL_GPU_HIER_ALLREDUCE:
+        mca_coll_gpu_trace_begin(&trace, "allreduce", bytes,
+                                 gpu_hier_allreduce_algo(m->hier, bytes));
+        st = gpu_hier_allreduce(m->hier, in_place ? rbuf : sbuf, rbuf, (size_t) call->count, op,
+                                dt);
+        break;
+    case MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK:
+        mca_coll_gpu_trace_begin(&trace, "reduce_scatter_block", bytes, "hier allreduce + copy");
+        st = gpu_hier_reduce_scatter_block(m->hier, sbuf, rbuf, (size_t) call->count, op, dt);
+        break;
+    case MCA_COLL_GPU_HIER_REDUCE:
+        mca_coll_gpu_trace_begin(&trace, "reduce", bytes, "hier leaders: reduce/binomial");
+        st = gpu_hier_reduce(m->hier, sbuf, rbuf, (size_t) call->count, op, dt, call->root);
+        break;
+    case MCA_COLL_GPU_HIER_BCAST:
+        mca_coll_gpu_trace_begin(&trace, "bcast", bytes, "hier leaders: binomial/bcast");
+        st = gpu_hier_bcast(m->hier, rbuf + g.lb, bytes, call->root);
+        break;
+    default:
+        mca_coll_gpu_trace_begin(&trace, "allgather", bytes, "hier: gather/leaders ring/bcast");
+        st = gpu_hier_allgather(m->hier, NULL == sbuf ? NULL : sbuf + g.lb, rbuf + g.lb, bytes);
+        break;
+    }
+    mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, trace.t0, trace.t0, (int) st);
+    if (GPU_ERR_UNSUPPORTED == st) {
+        return MPI_SUCCESS;   /* not served: the caller stages */
+    }
+    *ran = 1;
+    return mca_coll_gpu_fallback_done(mca_coll_gpu_status_to_mpi(st), req);
+#else
+    (void) call;
+    (void) req;
+    return MPI_SUCCESS;
+#endif
+}
