@@ -293,7 +293,7 @@ int mca_coll_gpu_allgatherv_staged(const void *sbuf, int scount, struct ompi_dat
         gpu_stage_extend(&s, (size_t) scount, sdtype, 0);
     }
     gpu_stage_extend(&r, gpu_v_extent(rcounts, displs, ompi_comm_size(comm)), rdtype, 0);
-    ret = gpu_stage_pair(&s, 1, &r, MPI_IN_PLACE == sbuf, &sv, &rv);
+    ret = gpu_stage_pair(&s, 1, &r, 1, &sv, &rv); /* bytes between blocks stay */
     if (MPI_SUCCESS != ret) {
         return ret;
     }
@@ -350,7 +350,7 @@ int mca_coll_gpu_alltoallv_staged(const void *sbuf, const int *scounts, const in
         gpu_stage_extend(&s, gpu_v_extent(scounts, sdispls, n), sdtype, 0);
     }
     gpu_stage_extend(&r, gpu_v_extent(rcounts, rdispls, n), rdtype, 0);
-    ret = gpu_stage_pair(&s, 1, &r, MPI_IN_PLACE == sbuf, &sv, &rv);
+    ret = gpu_stage_pair(&s, 1, &r, 1, &sv, &rv); /* bytes between blocks stay */
     if (MPI_SUCCESS != ret) {
         return ret;
     }
@@ -382,7 +382,7 @@ int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const in
         }
         gpu_stage_extend(&r, (size_t) rcounts[i], rdtypes[i], rdispls[i]);
     }
-    ret = gpu_stage_pair(&s, 1, &r, MPI_IN_PLACE == sbuf, &sv, &rv);
+    ret = gpu_stage_pair(&s, 1, &r, 1, &sv, &rv); /* bytes between blocks stay */
     if (MPI_SUCCESS != ret) {
         return ret;
     }
@@ -442,7 +442,7 @@ int mca_coll_gpu_gatherv_staged(const void *sbuf, int scount, struct ompi_dataty
     if (is_root) {
         gpu_stage_extend(&r, gpu_v_extent(rcounts, displs, ompi_comm_size(comm)), rdtype, 0);
     }
-    ret = gpu_stage_pair(&s, 1, &r, MPI_IN_PLACE == sbuf, &sv, &rv);
+    ret = gpu_stage_pair(&s, 1, &r, 1, &sv, &rv); /* bytes between blocks stay */
     if (MPI_SUCCESS != ret) {
         return ret;
     }

@@ -16,7 +16,7 @@ pass=0; fail=0
 # 2 nodes x 1 rank, 2 nodes x 2 ranks (2 ranks per GPU), 2 + 1 ranks
 # (uneven: leaders), 4 nodes x 1 rank, and many small slices with
 # recursive doubling; a config word with "=" sets an environment variable
-V="--mca coll_gpu_virtual_nodes"
+V="--mca:coll_gpu_virtual_nodes"
 HIER_CFGS="hier:test_gpu_allreduce:2:$V:2 hier:test_gpu_allreduce:4:$V:2 hier:test_gpu_allreduce:3:$V:2
 hier:test_gpu_allreduce:4:$V:4 hier:test_gpu_allreduce:4:$V:2:--mca:coll_gpu_net_slot_bytes:65536:--mca:coll_gpu_net_algorithm:2
 hier:test_gpu_colls:2:$V:2 hier:test_gpu_colls:4:$V:2 hier:test_gpu_colls:3:$V:2 hier:test_gpu_colls:4:$V:4
