@@ -149,29 +149,17 @@ void mca_coll_gpu_topo_setup(mca_coll_gpu_module_t *m)
     free(n);
 }
 
-/* The rail: the NIC the plan gives this process's GPU, as UCX names a
- * verbs port (mlx5_0:1) or a network interface (eth0). */
+/* The rail: the NIC the plan gives this process's GPU. */
 void mca_coll_gpu_topo_rail(char *nic, size_t len)
 {
     gpu_topo_rank_info_t me;
-    gpu_topo_plan_t *plan;
-    const gpu_topo_node_t *n = &mca_coll_gpu_node;
     int dev;
 
     nic[0] = '\0';
-    if (cudaSuccess != cudaGetDevice(&dev) || GPU_OK != gpu_topo_local_info(dev, &me) ||
-        !mca_coll_gpu_topo_node() || 0 == n->nnics || NULL == (plan = malloc(sizeof(*plan)))) {
-        return;
+    if (cudaSuccess == cudaGetDevice(&dev) && GPU_OK == gpu_topo_local_info(dev, &me) &&
+        mca_coll_gpu_topo_node()) {
+        gpu_topo_rail_name(&mca_coll_gpu_node, me.busid, nic, len);
     }
-    if (GPU_OK == gpu_topo_plan_build(n, 1, n->ngpus, &gpu_topo_model_h200, plan)) {
-        for (int g = 0; g < n->ngpus; ++g) {
-            if (0 == strcasecmp(n->gpu[g].busid, me.busid) && plan->rail[g] >= 0) {
-                const char *name = n->nic[plan->rail[g]].name;
-                snprintf(nic, len, "%s%s", name, NULL != strchr(name, '_') ? ":1" : "");
-            }
-        }
-    }
-    free(plan);
 }
 
 #else

@@ -2,7 +2,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *gpu_coll_name(gpu_coll_t c)
 {
@@ -319,3 +321,24 @@ const gpu_topo_model_t gpu_topo_model_h200 = {
     .net_lat_us = 5.0,
     .nic_gbps = 50.0,
 };
+
+void gpu_topo_rail_name(const gpu_topo_node_t *n, const char *busid, char *name, size_t len)
+{
+    gpu_topo_plan_t *plan = malloc(sizeof(*plan));
+
+    name[0] = '\0';
+    if (NULL == plan || 0 == n->nnics ||
+        GPU_OK != gpu_topo_plan_build(n, 1, n->ngpus, &gpu_topo_model_h200, plan)) {
+        free(plan);
+        return;
+    }
+    for (int g = 0; g < n->ngpus; ++g) {
+        if (0 == strcasecmp(n->gpu[g].busid, busid) && plan->rail[g] >= 0) {
+            const char *nic = n->nic[plan->rail[g]].name;
+            /* HCA names carry an underscore (mlx5_0, bnxt_re0 has none but is
+             * reached through its netdev); UCX wants the port for verbs */
+            snprintf(name, len, "%s%s", nic, NULL != strchr(nic, '_') ? ":1" : "");
+        }
+    }
+    free(plan);
+}

@@ -85,6 +85,11 @@ double gpu_topo_predict(const gpu_topo_node_t *node, const gpu_topo_plan_t *plan
                         const gpu_topo_model_t *model, gpu_coll_t coll, double bytes,
                         double *busbw, const char **algo);
 
+/* The rail of the GPU with this PCI bus id as UCX names the device (a
+ * verbs port "mlx5_0:1", or a network interface "eth0"); "" when the node
+ * has no NIC or no such GPU.  Pure function of the node graph. */
+void gpu_topo_rail_name(const gpu_topo_node_t *node, const char *busid, char *name, size_t len);
+
 /* The plan as text, one line per ring, channel set, tree and rail. */
 void gpu_topo_plan_print(const gpu_topo_node_t *node, const gpu_topo_plan_t *plan,
                          void (*out)(void *ctx, const char *line), void *ctx);

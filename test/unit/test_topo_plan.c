@@ -142,6 +142,18 @@ static void test_dgx(void)
               "DGX: GPU %d uses the NIC on its switch (got %d, %s)", l, plan.rail[l],
               gpu_topo_path_name(plan.rail_path[l]));
     }
+    /* the rail each GPU's process hands UCX as NET_DEVICES */
+    for (int l = 0; l < 8; ++l) {
+        char rail[64], want[64];
+        gpu_topo_rail_name(&node, node.gpu[l].busid, rail, sizeof(rail));
+        snprintf(want, sizeof(want), "%s:1", node.nic[l].name);
+        CHECK(0 == strcmp(rail, want), "DGX: GPU %d's UCX device is %s (got \"%s\")", l, want, rail);
+    }
+    {
+        char rail[64];
+        gpu_topo_rail_name(&node, "0000:ff:1f.7", rail, sizeof(rail));
+        CHECK('\0' == rail[0], "no rail for a GPU the node does not have (got \"%s\")", rail);
+    }
     for (int nodes = 2; nodes <= 16; nodes *= 8) {
         CHECK(GPU_OK == gpu_topo_plan_build(&node, nodes, 8, M, &plan), "DGX x%d: plan", nodes);
         both = check_trees(&plan, nodes == 2 ? "2 nodes" : "16 nodes");
