@@ -16,30 +16,39 @@ static uint32_t gpu_tag(const gpu_inter_group_t *g, int phase)
     return g->tag | (uint32_t) phase;
 }
 
-/* receive from member `from` and send to member `to` (-1: none), wait */
+/* post a receive from member `from` and a send to member `to` (-1 or an
+ * empty length: none); *k counts the requests in r */
+static gpu_status_t gpu_post(gpu_inter_group_t *g, int phase, int to, const void *sb, size_t sl,
+                             int from, void *rb, size_t rl, gpu_net_req_t *r, int *k)
+{
+    gpu_status_t st;
+    if (from >= 0 && rl > 0) {
+        st = g->net->irecv(g->conn, g->ranks[from], rb, rl, gpu_tag(g, phase), g->mem, &r[*k]);
+        if (GPU_OK != st) {
+            g->net->cancel(g->conn, r, *k);
+            return st;
+        }
+        ++*k;
+    }
+    if (to >= 0 && sl > 0) {
+        st = g->net->isend(g->conn, g->ranks[to], sb, sl, gpu_tag(g, phase), g->mem, &r[*k]);
+        if (GPU_OK != st) {
+            g->net->cancel(g->conn, r, *k);
+            return st;
+        }
+        ++*k;
+    }
+    return GPU_OK;
+}
+
+/* the same, waited for */
 static gpu_status_t gpu_xfer(gpu_inter_group_t *g, int phase, int to, const void *sb, size_t sl,
                              int from, void *rb, size_t rl, const char *what)
 {
     gpu_net_req_t r[2];
-    gpu_status_t st;
     int k = 0;
-
-    if (from >= 0 && rl > 0) {
-        st = g->net->irecv(g->conn, g->ranks[from], rb, rl, gpu_tag(g, phase), g->mem, &r[k]);
-        if (GPU_OK != st) {
-            return st;
-        }
-        ++k;
-    }
-    if (to >= 0 && sl > 0) {
-        st = g->net->isend(g->conn, g->ranks[to], sb, sl, gpu_tag(g, phase), g->mem, &r[k]);
-        if (GPU_OK != st) {
-            g->net->cancel(g->conn, r, k);
-            return st;
-        }
-        ++k;
-    }
-    return k > 0 ? g->net->waitall(g->conn, r, k, what) : GPU_OK;
+    gpu_status_t st = gpu_post(g, phase, to, sb, sl, from, rb, rl, r, &k);
+    return GPU_OK == st && k > 0 ? g->net->waitall(g->conn, r, k, what) : st;
 }
 
 static size_t gpu_piece_elems(const gpu_inter_group_t *g, size_t esz)
@@ -52,16 +61,22 @@ static int gpu_mod(int a, int n)
     return ((a % n) + n) % n;
 }
 
+static size_t gpu_piece(size_t n, size_t pe, size_t j)
+{
+    return j * pe < n ? (n - j * pe < pe ? n - j * pe : pe) : 0;
+}
+
 gpu_status_t gpu_inter_reduce_scatter(gpu_inter_group_t *g, void *buf, const size_t *seg_off,
                                       const size_t *seg_count, gpu_op_t op, gpu_dtype_t dt)
 {
-    const size_t esz = gpu_dtype_size(dt), pe = gpu_piece_elems(g, esz);
+    /* fold space in two halves: piece j is folded while piece j+1 travels */
+    const size_t esz = gpu_dtype_size(dt), pe = g->tmp_bytes / 2 / esz, half = pe * esz;
     const int n = g->n, right = gpu_mod(g->me + 1, n), left = gpu_mod(g->me - 1, n);
     char *b = buf;
     gpu_status_t st = GPU_OK;
 
     if (0 == pe) {
-        GPU_ERROR("inter reduce_scatter: %zu bytes of fold space hold no %zu-byte element",
+        GPU_ERROR("inter reduce_scatter: %zu bytes of fold space hold no 2 %zu-byte elements",
                   g->tmp_bytes, esz);
         return GPU_ERR_INVALID;
     }
@@ -70,15 +85,31 @@ gpu_status_t gpu_inter_reduce_scatter(gpu_inter_group_t *g, void *buf, const siz
     for (int s = 0; s < n - 1 && GPU_OK == st; ++s) {
         const int ss = gpu_mod(g->me - s - 1, n), rs = gpu_mod(g->me - s - 2, n);
         const size_t ns = seg_count[ss], nr = seg_count[rs];
-        for (size_t j = 0; (j * pe < ns || j * pe < nr) && GPU_OK == st; ++j) {
-            const size_t cs = j * pe < ns ? (ns - j * pe < pe ? ns - j * pe : pe) : 0;
-            const size_t cr = j * pe < nr ? (nr - j * pe < pe ? nr - j * pe : pe) : 0;
-            char *rdst = b + (seg_off[rs] + j * pe) * esz;
-            st = gpu_xfer(g, GPU_PH_RS, right, b + (seg_off[ss] + j * pe) * esz, cs * esz, left,
-                          g->tmp, cr * esz, "inter-node reduce-scatter");
-            if (GPU_OK == st && cr > 0) {
-                st = g->red->reduce(g->red_ctx, rdst, g->tmp, cr, op, dt);
+        const size_t np = ((ns > nr ? ns : nr) + pe - 1) / pe;
+        gpu_net_req_t r[2];
+        int k = 0;
+        if (np > 0) {
+            st = gpu_post(g, GPU_PH_RS, right, b + seg_off[ss] * esz, gpu_piece(ns, pe, 0) * esz,
+                          left, g->tmp, gpu_piece(nr, pe, 0) * esz, r, &k);
+        }
+        for (size_t j = 0; j < np && GPU_OK == st; ++j) {
+            const size_t cr = gpu_piece(nr, pe, j);
+            if (k > 0) {
+                st = g->net->waitall(g->conn, r, k, "inter-node reduce-scatter");
             }
+            k = 0;
+            if (GPU_OK == st && j + 1 < np) {
+                st = gpu_post(g, GPU_PH_RS, right, b + (seg_off[ss] + (j + 1) * pe) * esz,
+                              gpu_piece(ns, pe, j + 1) * esz, left, g->tmp + ((j + 1) & 1) * half,
+                              gpu_piece(nr, pe, j + 1) * esz, r, &k);
+            }
+            if (GPU_OK == st && cr > 0) {
+                st = g->red->reduce(g->red_ctx, b + (seg_off[rs] + j * pe) * esz,
+                                    g->tmp + (j & 1) * half, cr, op, dt);
+            }
+        }
+        if (GPU_OK != st && k > 0) {
+            g->net->cancel(g->conn, r, k);
         }
     }
     return st;
