@@ -9,19 +9,13 @@
 #include <cuda_runtime_api.h>
 
 #include "engine/gpu_engine_internal.h"
+#include "util/gpu_clock.h"
 
 typedef struct {
     int32_t status;
     int32_t pad;
     gpu_ipc_handle_t handle;
 } gpu_boot_handle_t;
-
-static double gpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
 
 static size_t gpu_round_up(size_t x, size_t a)
 {
@@ -275,11 +269,6 @@ void gpu_engine_comm_destroy(gpu_engine_comm_t *c)
     free(c);
 }
 
-double gpu_engine_clock(void)
-{
-    return gpu_now();
-}
-
 void gpu_engine_times(const gpu_engine_comm_t *c, double *launch, double *submit)
 {
     *launch = c->t_launch;
@@ -308,12 +297,12 @@ gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *c, size_t bytes)
  * kernel that never got scheduled. */
 gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what)
 {
-    const double limit = 2.0 * c->p.timeout_s + 5.0, deadline = gpu_now() + limit;
+    const double limit = 2.0 * c->p.timeout_s + 5.0, deadline = gpu_clock_now() + limit;
     cudaError_t e;
     unsigned spins = 0;
 
     while (cudaErrorNotReady == (e = cudaStreamQuery(c->stream))) {
-        if (0 == (++spins & 1023) && gpu_now() > deadline) {
+        if (0 == (++spins & 1023) && gpu_clock_now() > deadline) {
             GPU_ERROR("rank %d: %s still running after %.0f s; giving up", c->rank, what, limit);
             c->broken = 1;
             return GPU_ERR_TIMEOUT;
@@ -373,7 +362,7 @@ gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engin
     cudaEvent_t ev;
     cudaError_t e;
 
-    c->t_submit = gpu_now();
+    c->t_submit = gpu_clock_now();
     if (NULL == req) {
         return gpu_engine_wait(c, what);
     }
@@ -458,7 +447,7 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     }
     GPU_LOG(20, "%s: %s, %d blocks", what, GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot",
             a.nblocks);
-    c->t_launch = gpu_now();
+    c->t_launch = gpu_clock_now();
     st = gpu_kernel_allreduce(algo, op, dt, &a, c->stream);
     if (GPU_OK != st) {
         return st;

@@ -10,16 +10,7 @@
 #include "engine/gpu_engine.h"
 #include "ipc/gpu_ipc.h"
 #include "topo/gpu_topo.h"
-
-#define GPU_CUDA_CHECK(call, label)                                                    \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (cudaSuccess != e_) {                                                       \
-            GPU_ERROR("%s: %s", #call, cudaGetErrorString(e_));                        \
-            st = GPU_ERR_CUDA;                                                         \
-            goto label;                                                                \
-        }                                                                              \
-    } while (0)
+#include "util/gpu_cuda_check.h"
 
 #define GPU_ENGINE_EVENTS 64
 
@@ -52,7 +43,6 @@ struct gpu_engine_comm {
  * default stream (the engine's stream does not block on it, so legacy work
  * queued later never waits for a collective that waits for a peer). */
 gpu_status_t gpu_engine_order(gpu_engine_comm_t *c);
-double gpu_engine_clock(void);
 /* May this call run here: the communicator is healthy (else INVALID), the
  * caller's current device is ours and, when reducing, the kernels know
  * (op, dt) (else UNSUPPORTED: the caller stages). */

@@ -4,6 +4,7 @@
  * peer; this file sizes the launch and hands it to the exchange kernel.
  */
 #include "engine/gpu_engine_internal.h"
+#include "util/gpu_clock.h"
 #include "engine/gpu_plan.h"
 
 #include <stdio.h>
@@ -77,7 +78,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     a.err = c->err_dev;
     GPU_LOG(20, "%s: %s, %d blocks", desc, GPU_XCHG_COPY == plan->mode ? "copy" : "reduce",
             a.nblocks);
-    c->t_launch = gpu_engine_clock();
+    c->t_launch = gpu_clock_now();
     st = gpu_kernel_xchg(op, dt, &a, c->stream);
     if (GPU_OK != st) {
         return st;

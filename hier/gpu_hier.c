@@ -3,35 +3,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kernels/gpu_kernels.h"
-
-#define GPU_HIER_CUDA(call, label)                                                     \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (cudaSuccess != e_) {                                                       \
-            GPU_ERROR("%s: %s", #call, cudaGetErrorString(e_));                        \
-            st = GPU_ERR_CUDA;                                                         \
-            goto label;                                                                \
-        }                                                                              \
-    } while (0)
-
-static double gpu_hier_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
+#include "util/gpu_clock.h"
+#include "util/gpu_cuda_check.h"
 
 /* bounded wait on a stream or an event (query is the same shape) */
 static gpu_status_t gpu_hier_wait(gpu_hier_t *h, cudaStream_t s, cudaEvent_t ev, const char *what)
 {
-    const double deadline = gpu_hier_now() + h->p.timeout_s;
+    const double deadline = gpu_clock_now() + h->p.timeout_s;
     cudaError_t e;
     unsigned spins = 0;
     while (cudaErrorNotReady == (e = NULL != ev ? cudaEventQuery(ev) : cudaStreamQuery(s))) {
-        if (0 == (++spins & 1023) && gpu_hier_now() > deadline) {
+        if (0 == (++spins & 1023) && gpu_clock_now() > deadline) {
             GPU_ERROR("rank %d: %s: copies still running after %.0f s", h->rank, what,
                       h->p.timeout_s);
             return GPU_ERR_TIMEOUT;
@@ -135,16 +119,16 @@ gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_
     if (GPU_OK != st) {
         goto err_free;
     }
-    GPU_HIER_CUDA(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking), err_free);
-    GPU_HIER_CUDA(cudaEventCreateWithFlags(&h->legacy_ev, cudaEventDisableTiming), err_stream);
+    GPU_CUDA_CHECK(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking), err_free);
+    GPU_CUDA_CHECK(cudaEventCreateWithFlags(&h->legacy_ev, cudaEventDisableTiming), err_stream);
     for (int i = 0; i < h->p.nslots; ++i) {
-        GPU_HIER_CUDA(cudaEventCreateWithFlags(&h->slot_ev[i], cudaEventDisableTiming), err_events);
+        GPU_CUDA_CHECK(cudaEventCreateWithFlags(&h->slot_ev[i], cudaEventDisableTiming), err_events);
     }
     if (direct) {
-        GPU_HIER_CUDA(cudaMalloc((void **) &h->slots, slot * (size_t) (h->p.nslots + 1)),
+        GPU_CUDA_CHECK(cudaMalloc((void **) &h->slots, slot * (size_t) (h->p.nslots + 1)),
                       err_events);
     } else {
-        GPU_HIER_CUDA(cudaHostAlloc((void **) &h->slots, slot * (size_t) (h->p.nslots + 1),
+        GPU_CUDA_CHECK(cudaHostAlloc((void **) &h->slots, slot * (size_t) (h->p.nslots + 1),
                                     cudaHostAllocPortable), err_events);
     }
     h->fold = h->slots + slot * (size_t) h->p.nslots;
@@ -235,8 +219,8 @@ gpu_status_t gpu_hier_begin(gpu_hier_t *h)
     gpu_status_t st = GPU_OK;
     ++h->seq;
     if (h->p.order_legacy) {
-        GPU_HIER_CUDA(cudaEventRecord(h->legacy_ev, cudaStreamLegacy), out);
-        GPU_HIER_CUDA(cudaStreamWaitEvent(h->stream, h->legacy_ev, 0), out);
+        GPU_CUDA_CHECK(cudaEventRecord(h->legacy_ev, cudaStreamLegacy), out);
+        GPU_CUDA_CHECK(cudaStreamWaitEvent(h->stream, h->legacy_ev, 0), out);
     }
 out:
     return st;
@@ -246,7 +230,7 @@ gpu_status_t gpu_hier_d2d(gpu_hier_t *h, void *dst, const void *src, size_t byte
 {
     gpu_status_t st = GPU_OK;
     if (dst != src && bytes > 0) {
-        GPU_HIER_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, h->stream), out);
+        GPU_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, h->stream), out);
         st = gpu_hier_sync(h, "device copy");
     }
 out:
@@ -260,7 +244,7 @@ gpu_status_t gpu_hier_dvec(gpu_hier_t *h, size_t bytes, char **out)
         (void) cudaFree(h->dvec);
         h->dvec = NULL;
         h->dvec_bytes = 0;
-        GPU_HIER_CUDA(cudaMalloc((void **) &h->dvec, bytes), out_err);
+        GPU_CUDA_CHECK(cudaMalloc((void **) &h->dvec, bytes), out_err);
         h->dvec_bytes = bytes;
     }
     *out = h->dvec;
@@ -277,7 +261,7 @@ static gpu_status_t gpu_hier_copy(gpu_hier_t *h, const gpu_hier_stage_t *s, size
     for (int i = 0; i < n; ++i) {
         void *dst = up ? (void *) c[i].dev : (void *) (slot + c[i].slot_off);
         const void *src = up ? (const void *) (slot + c[i].slot_off) : (const void *) c[i].dev;
-        GPU_HIER_CUDA(cudaMemcpyAsync(dst, src, c[i].len, cudaMemcpyDefault, h->stream), out);
+        GPU_CUDA_CHECK(cudaMemcpyAsync(dst, src, c[i].len, cudaMemcpyDefault, h->stream), out);
     }
 out:
     return st;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "coll_gpu.h"
+#include "util/gpu_clock.h"
 
 #include "opal/util/show_help.h"
 #include "ompi/communicator/communicator.h"
@@ -28,17 +29,10 @@
 static FILE *mca_coll_gpu_timing;
 static int mca_coll_gpu_timing_failed;
 
-static double mca_coll_gpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
 void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes,
                               const char *algo)
 {
-    t->t0 = mca_coll_gpu_now();
+    t->t0 = gpu_clock_now();
     t->bytes = bytes;
     t->what = what;
     t->algo = algo;
@@ -73,7 +67,7 @@ void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name
                             double launch, double submitted, int status)
 {
     FILE *f;
-    const double done = mca_coll_gpu_now();
+    const double done = gpu_clock_now();
 
 #if GPUCOLL_HAVE_NVTX
     if (mca_coll_gpu_component.nvtx && blocking) {

@@ -7,6 +7,8 @@
 
 #include <ucp/api/ucp.h>
 
+#include "util/gpu_clock.h"
+
 /* the process-wide UCP context and worker, shared by communicators */
 static struct {
     int refs;
@@ -49,13 +51,6 @@ typedef struct {
             goto label;                                                                    \
         }                                                                                  \
     } while (0)
-
-static double gpu_ucx_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
 
 static gpu_status_t gpu_ucx_proc_init(const gpu_ucx_params_t *p)
 {
@@ -215,11 +210,11 @@ err_free:
 /* wait a bounded time for a request (close, cancel) to finish */
 static void gpu_ucx_drain(void *req, double limit_s)
 {
-    const double deadline = gpu_ucx_now() + limit_s;
+    const double deadline = gpu_clock_now() + limit_s;
     if (NULL == req || UCS_PTR_IS_ERR(req)) {
         return;
     }
-    while (UCS_INPROGRESS == ucp_request_check_status(req) && gpu_ucx_now() < deadline) {
+    while (UCS_INPROGRESS == ucp_request_check_status(req) && gpu_clock_now() < deadline) {
         ucp_worker_progress(gpu_ucx_proc.worker);
     }
     ucp_request_free(req);
@@ -395,14 +390,14 @@ static void gpu_ucx_cancel_all(gpu_net_t *n, gpu_net_req_t *reqs, int nreqs)
 static gpu_status_t gpu_ucx_waitall(gpu_net_t *n, gpu_net_req_t *reqs, int nreqs,
                                     const char *what)
 {
-    const double t0 = gpu_ucx_now(), deadline = t0 + n->timeout_s;
+    const double t0 = gpu_clock_now(), deadline = t0 + n->timeout_s;
     double idle_since = t0;
     long sleep_ns = 10000;
     int pending = nreqs, i;
 
     while (pending > 0) {
         if (0 != ucp_worker_progress(gpu_ucx_proc.worker)) {
-            idle_since = gpu_ucx_now();
+            idle_since = gpu_clock_now();
             sleep_ns = 10000;
         }
         pending = 0;
@@ -418,7 +413,7 @@ static gpu_status_t gpu_ucx_waitall(gpu_net_t *n, gpu_net_req_t *reqs, int nreqs
         if (0 == pending) {
             break;
         }
-        const double now = gpu_ucx_now();
+        const double now = gpu_clock_now();
         if (now > deadline) {
             char who[256];
             size_t off = 0;
