@@ -51,6 +51,19 @@ static gpu_status_t gpu_hier_fold_device(void *ctx, void *acc, const void *x, si
 static const gpu_inter_reduce_ops_t gpu_hier_red_host = { .reduce = gpu_hier_fold_host };
 static const gpu_inter_reduce_ops_t gpu_hier_red_device = { .reduce = gpu_hier_fold_device };
 
+/* what gpu_hier_layout allocated (also after a partial allocation) */
+static void gpu_hier_free_layout(gpu_hier_t *h)
+{
+    free(h->cbuf);
+    free(h->rank_at);
+    free(h->len);
+    free(h->off);
+    free(h->members);
+    free(h->node_size);
+    free(h->local_of);
+    free(h->node_of);
+}
+
 static gpu_status_t gpu_hier_layout(gpu_hier_t *h, const gpu_hier_layout_t *l)
 {
     const int n = l->nranks;
@@ -149,14 +162,7 @@ err_events:
 err_stream:
     cudaStreamDestroy(h->stream);
 err_free:
-    free(h->cbuf);
-    free(h->rank_at);
-    free(h->len);
-    free(h->off);
-    free(h->members);
-    free(h->node_size);
-    free(h->local_of);
-    free(h->node_of);
+    gpu_hier_free_layout(h);
     free(h);
     return st;
 }
@@ -178,14 +184,7 @@ void gpu_hier_destroy(gpu_hier_t *h)
     }
     (void) cudaEventDestroy(h->legacy_ev);
     (void) cudaStreamDestroy(h->stream);
-    free(h->cbuf);
-    free(h->rank_at);
-    free(h->len);
-    free(h->off);
-    free(h->members);
-    free(h->node_size);
-    free(h->local_of);
-    free(h->node_of);
+    gpu_hier_free_layout(h);
     free(h);
 }
 
