@@ -189,8 +189,7 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
     memset(&mine, 0, sizeof(mine));
     local = (cudaSuccess == cudaGetDevice(&c->device)) ? gpu_topo_local_info(c->device, &mine)
                                                         : GPU_ERR_CUDA;
-    /* a host is what both the MPI library and the host identity agree on */
-    mine.host_hash ^= (c->p.node_key + 1) * 0x9e3779b97f4a7c15ull;
+    mine.host_hash = gpu_topo_host_id(mine.host_hash, c->p.node_key);
     st = gpu_engine_agree(ops, ctx, nranks, local);
     if (GPU_OK != st) {
         goto out_free;

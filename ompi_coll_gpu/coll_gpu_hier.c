@@ -30,8 +30,7 @@ static int mca_coll_gpu_nodes(mca_coll_gpu_module_t *m, int *node_of, uint64_t *
     const int n = ompi_comm_size(m->comm);
     const int V = mca_coll_gpu_component.virtual_nodes > 1 ? mca_coll_gpu_component.virtual_nodes
                                                            : 1;
-    uint64_t mine = gpu_topo_host_hash() ^
-                    (mca_coll_gpu_node_key(m->comm) + 1) * 0x9e3779b97f4a7c15ull;
+    uint64_t mine = gpu_topo_host_id(gpu_topo_host_hash(), mca_coll_gpu_node_key(m->comm));
     uint64_t *hosts = malloc(sizeof(uint64_t) * (size_t) n);
     int *host_of = malloc(sizeof(int) * (size_t) n), *lrank = malloc(sizeof(int) * (size_t) n);
     int *lsize = calloc((size_t) n, sizeof(int)), *raw = malloc(sizeof(int) * (size_t) n);

@@ -34,6 +34,11 @@ uint64_t gpu_topo_host_hash(void)
     return gpu_topo_fnv(gpu_topo_fnv(h, host), boot);
 }
 
+uint64_t gpu_topo_host_id(uint64_t host_hash, unsigned long long node_key)
+{
+    return host_hash ^ (node_key + 1) * 0x9e3779b97f4a7c15ull;
+}
+
 gpu_status_t gpu_topo_local_info(int device, gpu_topo_rank_info_t *info)
 {
     gpu_topo_rank_info_t tmp;

@@ -39,6 +39,9 @@ typedef struct {
 } gpu_topo_comm_t;
 
 uint64_t gpu_topo_host_hash(void);
+/* A host is what both the MPI library (node_key: same on ranks it calls
+ * node-local) and the host hash agree on. */
+uint64_t gpu_topo_host_id(uint64_t host_hash, unsigned long long node_key);
 
 gpu_status_t gpu_topo_local_info(int device, gpu_topo_rank_info_t *info);
 
