@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "engine/gpu_engine_internal.h"
+#include "engine/gpu_plan.h"
 #include "util/gpu_clock.h"
 
 typedef struct {
@@ -67,7 +68,10 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     if (c->xg_slot < GPU_XCHG_MIN_CHUNK) {
         c->xg_slot = GPU_XCHG_MIN_CHUNK;
     }
-    *total = c->xg_slots_off + c->xg_slot * n * (size_t) c->p.xchg_nblocks * 2;
+    c->pk_off = gpu_round_up(c->xg_slots_off + c->xg_slot * n * (size_t) c->p.xchg_nblocks * 2,
+                             4096);
+    c->pk_bytes = gpu_engine_pk_region_bytes(&c->p, c->nranks);
+    *total = c->pk_off + c->pk_bytes;
 }
 
 static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
@@ -86,6 +90,10 @@ static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_
     GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch, 0, c->ts_off, c->stream), err_scratch);
     GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->xg_flags_off, 0,
                                    c->xg_slots_off - c->xg_flags_off, c->stream), err_scratch);
+    if (c->pk_bytes > 0) {
+        GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->pk_off, 0, c->pk_bytes, c->stream),
+                       err_scratch);
+    }
     GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), err_scratch);
     st = c->tr->export_mem(c->scratch, handle);
     if (GPU_OK != st) {
@@ -115,6 +123,7 @@ err_out:
 static void gpu_engine_release(gpu_engine_comm_t *c)
 {
     int i;
+    gpu_engine_pk_release(c);
     for (i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
         if (i != c->rank && NULL != c->peer_base[i]) {
             c->tr->release_mem(c->peer_base[i]);
@@ -174,6 +183,8 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
     c->rank = rank;
     c->nranks = nranks;
     c->p = *params;
+    c->boot = ops;
+    c->boot_ctx = ctx;
     c->tr = &gpu_ipc_cuda_ops;
     if (c->p.nblocks < 1 || c->p.nblocks > GPU_MAX_BLOCKS) {
         c->p.nblocks = GPU_MAX_BLOCKS < 32 ? GPU_MAX_BLOCKS : 32;
@@ -234,6 +245,11 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
     for (int i = 0; i < nranks; ++i) {
         snprintf(c->busid[i], sizeof(c->busid[i]), "%s", infos[i].busid);
     }
+    /* step 4: the persistent engine, where every rank could set it up */
+    if (GPU_OK != gpu_engine_agree(ops, ctx, nranks, gpu_engine_pk_setup(c))) {
+        GPU_LOG(1, "rank %d: persistent engine off (not every rank could set it up)", rank);
+        gpu_engine_pk_release(c);
+    }
     /* one line per peer, like NCCL_DEBUG=INFO's channel lines */
     for (int i = 0; i < nranks && gpu_log_enabled(1); ++i) {
         if (i != rank) {
@@ -261,6 +277,7 @@ void gpu_engine_comm_destroy(gpu_engine_comm_t *c)
     if (NULL == c) {
         return;
     }
+    gpu_engine_pk_park(c);
     if (NULL != c->stream) {
         (void) cudaStreamSynchronize(c->stream);
     }
@@ -292,6 +309,25 @@ gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *c, size_t bytes)
     return bytes <= c->p.oneshot_max_bytes ? GPU_ALGO_ONESHOT : GPU_ALGO_TWOSHOT;
 }
 
+int gpu_engine_persistent(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, size_t bytes,
+                          gpu_dtype_t dt, int blocking)
+{
+    gpu_xchg_plan_t ar;
+    if (!blocking || !c->pk_on) {
+        return 0;
+    }
+    if (NULL == plan) {
+        if (c->nranks < 2 || 0 == bytes) {
+            return 0;
+        }
+        memset(&ar, 0, sizeof(ar));
+        ar.mode = GPU_XCHG_REDUCE;
+        ar.ll_bytes = bytes;
+        plan = &ar;
+    }
+    return gpu_engine_pk_fits(c, plan, dt);
+}
+
 /* Bounded host wait: the kernel bounds its own waits, this catches a
  * kernel that never got scheduled. */
 gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what)
@@ -314,11 +350,12 @@ gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what)
     }
     if (c->err_host->raised) {
         static const char *stages[] = { "one-shot", "reduce-scatter", "all-gather",
-                                        "exchange send", "exchange receive" };
+                                        "exchange send", "exchange receive",
+                                        "persistent receive", "persistent send" };
         GPU_ERROR("rank %d: %s timed out after %.1f s waiting for rank %d (block %d, %s stage, "
                   "flag %llu, last seen %llu)", c->rank, what, c->p.timeout_s,
                   c->err_host->peer, c->err_host->block,
-                  (unsigned) c->err_host->stage < 5 ? stages[c->err_host->stage] : "?",
+                  (unsigned) c->err_host->stage < 7 ? stages[c->err_host->stage] : "?",
                   c->err_host->expected, c->err_host->seen);
         c->broken = 1;
         return GPU_ERR_TIMEOUT;
@@ -329,6 +366,7 @@ gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what)
 gpu_status_t gpu_engine_order(gpu_engine_comm_t *c)
 {
     cudaError_t e;
+    gpu_engine_pk_park(c);
     if (!c->p.order_legacy) {
         return GPU_OK;
     }
@@ -362,6 +400,7 @@ gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engin
     cudaError_t e;
 
     c->t_submit = gpu_clock_now();
+    gpu_engine_pk_park(c);
     if (NULL == req) {
         return gpu_engine_wait(c, what);
     }
@@ -398,6 +437,13 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
              gpu_dtype_name(dt), gpu_op_name(op));
     if (0 == count) {
         return gpu_engine_finish(c, what, req);
+    }
+    if (NULL == req && c->pk_on) {
+        gpu_xchg_plan_t plan;
+        if (GPU_OK == gpu_plan_allreduce(&plan, c->rank, c->nranks, in, out, bytes) &&
+            gpu_engine_pk_fits(c, &plan, dt)) {
+            return gpu_engine_pk_run(c, what, &plan, op, dt);
+        }
     }
     st = gpu_engine_order(c);
     if (GPU_OK != st) {

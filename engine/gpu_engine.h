@@ -42,6 +42,10 @@ typedef struct {
     int order_legacy;           /* wait for prior legacy default-stream work */
     unsigned long long node_key; /* same on ranks the MPI library calls node-local
                                     (MPI_COMM_TYPE_SHARED); folded into the host identity */
+    int persist;                /* persistent engine: -1 when one rank per GPU, 0 off, 1 on */
+    size_t persist_max_bytes;   /* largest pair it takes */
+    int persist_blocks;
+    double persist_idle_us;     /* the kernel exits after this long without a call */
 } gpu_engine_params_t;
 
 typedef struct gpu_engine_comm gpu_engine_comm_t;
@@ -59,6 +63,10 @@ int gpu_engine_device(const gpu_engine_comm_t *comm);
 
 /* Chosen algorithm for a message (exposed for tests and verbose output). */
 gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *comm, size_t bytes);
+/* Does the call run in the resident kernel: an allreduce of bytes (plan
+ * NULL) or an exchange plan, blocking or not. */
+int gpu_engine_persistent(const gpu_engine_comm_t *comm, const gpu_xchg_plan_t *plan, size_t bytes,
+                          gpu_dtype_t dt, int blocking);
 
 /*
  * Nonblocking use: pass a request; the call returns once the work is

@@ -9,6 +9,7 @@
 
 #include "engine/gpu_engine.h"
 #include "ipc/gpu_ipc.h"
+#include "kernels/gpu_ll.h"
 #include "topo/gpu_topo.h"
 #include "util/gpu_cuda_check.h"
 
@@ -36,6 +37,18 @@ struct gpu_engine_comm {
     int nevents;
     double t_launch, t_submit;
     char busid[GPU_MAX_PEERS][GPU_TOPO_BUSID_LEN];   /* each rank's GPU */
+    /* persistent engine (gpu_engine_pk.c) */
+    size_t pk_off, pk_bytes, pk_lines;
+    int pk_on, pk_alive, pk_blocks;
+    unsigned pk_gen;
+    unsigned long long pk_dseq;              /* commands posted to our kernel */
+    unsigned long long pk_seq;               /* collective calls run through it */
+    unsigned long long pk_last_seq[GPU_MAX_PEERS][2];  /* last call that wrote to a */
+    int pk_last_busy[GPU_MAX_PEERS][2];                /* (peer, parity) slot, its blocks */
+    gpu_ll_mailbox_t *pk_mbox, *pk_mbox_dev;
+    double pk_span[4];                       /* summed: GPU phases, host wait (verbose) */
+    const gpu_boot_ops_t *boot;              /* the host collectives, for the scrub */
+    void *boot_ctx;
 };
 
 
@@ -51,5 +64,16 @@ gpu_status_t gpu_engine_enter(gpu_engine_comm_t *c, int reduces, gpu_op_t op, gp
 gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what);
 /* Blocking (req NULL): wait; otherwise record completion into req. */
 gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engine_req_t *req);
+
+/* Persistent engine (gpu_engine_pk.c). */
+size_t gpu_engine_pk_region_bytes(const gpu_engine_params_t *p, int nranks);
+gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c);
+void gpu_engine_pk_release(gpu_engine_comm_t *c);
+/* May a blocking call with this plan run there (same answer on every rank)? */
+int gpu_engine_pk_fits(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, gpu_dtype_t dt);
+gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu_xchg_plan_t *plan,
+                               gpu_op_t op, gpu_dtype_t dt);
+/* Before other work goes on the stream: tell a running kernel to exit. */
+void gpu_engine_pk_park(gpu_engine_comm_t *c);
 
 #endif /* GPU_ENGINE_INTERNAL_H */

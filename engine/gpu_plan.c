@@ -1,4 +1,5 @@
 #include "engine/gpu_plan.h"
+#include "kernels/gpu_ll.h"
 
 #include <string.h>
 
@@ -12,6 +13,16 @@ static gpu_status_t gpu_plan_init(gpu_xchg_plan_t *p, int mode, int rank, int n)
     p->red_lo = 0;
     p->red_hi = -1;
     return GPU_OK;
+}
+
+/* The largest of counts every rank knows: a size all ranks agree on. */
+static size_t gpu_plan_max_of(const size_t *v, int n)
+{
+    size_t m = 0;
+    for (int q = 0; q < n; ++q) {
+        m = v[q] > m ? v[q] : m;
+    }
+    return m;
 }
 
 static void gpu_plan_self(gpu_xchg_plan_t *p, const char *src, char *dst, size_t len)
@@ -31,6 +42,7 @@ gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char 
     if (GPU_OK != st || root < 0 || root >= n) {
         return GPU_OK != st ? st : GPU_ERR_INVALID;
     }
+    p->ll_bytes = bytes;
     if (chain && n > 2) {
         /* positions along the order, starting at the root */
         int mine = rank, top = root, pos;
@@ -68,6 +80,29 @@ gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char 
     return GPU_OK;
 }
 
+gpu_status_t gpu_plan_allreduce(gpu_xchg_plan_t *p, int rank, int n, const char *in, char *out,
+                                size_t bytes)
+{
+    gpu_status_t st = gpu_plan_init(p, GPU_XCHG_REDUCE, rank, n);
+    if (GPU_OK != st) {
+        return st;
+    }
+    for (int q = 0; q < n; ++q) {
+        if (q != rank) {
+            p->send_len[q] = bytes;
+            p->send_src[q] = in;
+        }
+    }
+    p->in_place = in == out;
+    p->red_lo = 0;
+    p->red_hi = n - 1;
+    p->red_len = bytes;
+    p->red_self = in;
+    p->red_out = out;
+    p->ll_bytes = bytes;
+    return GPU_OK;
+}
+
 gpu_status_t gpu_plan_reduce(gpu_xchg_plan_t *p, int rank, int n, int root, const char *sbuf,
                              char *rbuf, size_t bytes)
 {
@@ -75,6 +110,7 @@ gpu_status_t gpu_plan_reduce(gpu_xchg_plan_t *p, int rank, int n, int root, cons
     if (GPU_OK != st || root < 0 || root >= n) {
         return GPU_OK != st ? st : GPU_ERR_INVALID;
     }
+    p->ll_bytes = bytes;
     if (rank != root) {
         p->send_len[root] = bytes;
         p->send_src[root] = sbuf;
@@ -97,6 +133,7 @@ gpu_status_t gpu_plan_allgatherv(gpu_xchg_plan_t *p, int rank, int n, const char
     if (GPU_OK != st) {
         return st;
     }
+    p->ll_bytes = gpu_plan_max_of(rlen, n);
     for (q = 0; q < n; ++q) {
         if (q != rank) {
             p->send_len[q] = rlen[rank];
@@ -192,6 +229,7 @@ gpu_status_t gpu_plan_reduce_scatterv(gpu_xchg_plan_t *p, int rank, int n, const
     if (GPU_OK != st || NULL == sbuf) {
         return GPU_OK != st ? st : GPU_ERR_INVALID;
     }
+    p->ll_bytes = gpu_plan_max_of(len, n);
     for (q = 0; q < n; ++q) {
         if (q != rank) {
             p->send_len[q] = len[q];
@@ -219,6 +257,7 @@ gpu_status_t gpu_plan_scan(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf
         p->send_len[q] = bytes;
         p->send_src[q] = in;
     }
+    p->ll_bytes = bytes;
     p->in_place = NULL == sbuf;
     p->red_lo = 0;
     p->red_hi = exclusive ? rank - 1 : rank;
@@ -259,4 +298,61 @@ size_t gpu_plan_max_len(const gpu_xchg_plan_t *p, int rank, int n)
         m = lens[i] > m ? lens[i] : m;
     }
     return m;
+}
+
+static void gpu_plan_put_ptr(uint32_t *w, int i, const void *p)
+{
+    const uint64_t v = (uint64_t) (uintptr_t) p;
+    w[i] = (uint32_t) v;
+    w[i + 1] = (uint32_t) (v >> 32);
+}
+
+/* The descriptor words of a command (layout in kernels/gpu_ll.h). */
+int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, int cmd, gpu_op_t op,
+                       gpu_dtype_t dt, unsigned gen, unsigned long long seq,
+                       const unsigned long long *wait_seq, const int *wait_blocks, uint32_t *w)
+{
+    const int nw = GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * nranks;
+    memset(w, 0, sizeof(uint32_t) * (size_t) nw);
+    w[GPU_LL_W_CMD] = (uint32_t) cmd | (uint32_t) (p->mode & 1) << 4 |
+                      (uint32_t) (p->in_place ? 1 : 0) << 5 | (uint32_t) op << 8 |
+                      (uint32_t) dt << 16;
+    w[GPU_LL_W_GEN] = gen;
+    w[GPU_LL_W_SEQ] = (uint32_t) seq;
+    w[GPU_LL_W_SEQ + 1] = (uint32_t) (seq >> 32);
+    gpu_plan_put_ptr(w, GPU_LL_W_RED_SELF, p->red_self);
+    gpu_plan_put_ptr(w, GPU_LL_W_RED_OUT, p->red_out);
+    w[GPU_LL_W_RED_LEN] = (uint32_t) p->red_len;
+    w[GPU_LL_W_RED_RANGE] = (uint32_t) (uint16_t) (int16_t) p->red_lo |
+                            (uint32_t) (uint16_t) (int16_t) p->red_hi << 16;
+    gpu_plan_put_ptr(w, GPU_LL_W_SELF_SRC, p->self_src);
+    gpu_plan_put_ptr(w, GPU_LL_W_SELF_DST, p->self_dst);
+    w[GPU_LL_W_SELF_LEN] = (uint32_t) p->self_len;
+    for (int q = 0; q < nranks; ++q) {
+        uint32_t *e = w + GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * q;
+        gpu_plan_put_ptr(e, GPU_LL_P_SEND_SRC, p->send_src[q]);
+        e[GPU_LL_P_SEND_LEN] = (uint32_t) p->send_len[q] |
+                               (uint32_t) (NULL != wait_blocks ? wait_blocks[q] : 0) << 24;
+        gpu_plan_put_ptr(e, GPU_LL_P_RECV_DST, p->recv_dst[q]);
+        e[GPU_LL_P_RECV_LEN] = (uint32_t) p->recv_len[q];
+        if (NULL != wait_seq) {
+            e[GPU_LL_P_WAIT_SEQ] = (uint32_t) wait_seq[q];
+            e[GPU_LL_P_WAIT_SEQ + 1] = (uint32_t) (wait_seq[q] >> 32);
+        }
+    }
+    return nw;
+}
+
+/* Leading blocks with a piece of this rank's side of the plan. */
+int gpu_plan_ll_busy_blocks(const gpu_xchg_plan_t *p, int rank, int nranks, int nblocks,
+                            size_t min_piece)
+{
+    size_t lens[2 * GPU_MAX_PEERS + 2];
+    const int k = gpu_plan_work(p, rank, nranks, lens);
+    int busy = 0;
+    for (int i = 0; i < k; ++i) {
+        const int b = gpu_ll_blocks_for(lens[i], nblocks, min_piece);
+        busy = b > busy ? b : busy;
+    }
+    return busy;
 }

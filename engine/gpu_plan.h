@@ -21,6 +21,9 @@
 extern "C" {
 #endif
 
+/* Allreduce as a REDUCE plan: all of in to every peer, fold every rank. */
+gpu_status_t gpu_plan_allreduce(gpu_xchg_plan_t *p, int rank, int n, const char *in, char *out,
+                                size_t bytes);
 /* order: the chain's rank order (the topology ring), NULL for rank order */
 gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char *buf,
                             size_t bytes, int chain, const int *order);
@@ -47,6 +50,15 @@ gpu_status_t gpu_plan_scan(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf
 int gpu_plan_work(const gpu_xchg_plan_t *p, int rank, int n, size_t *lens);
 /* The largest of them: the size a user would name for this rank. */
 size_t gpu_plan_max_len(const gpu_xchg_plan_t *p, int rank, int n);
+
+/* The persistent engine's descriptor of a plan (words of kernels/gpu_ll.h);
+ * returns how many words. */
+int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, int cmd, gpu_op_t op, gpu_dtype_t dt,
+                       unsigned gen, unsigned long long seq, const unsigned long long *wait_seq,
+                       const int *wait_blocks, uint32_t *w);
+/* Leading blocks of nblocks with a piece of this rank's side of the plan. */
+int gpu_plan_ll_busy_blocks(const gpu_xchg_plan_t *p, int rank, int nranks, int nblocks,
+                            size_t min_piece);
 
 #ifdef __cplusplus
 }

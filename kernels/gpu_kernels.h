@@ -46,7 +46,9 @@ enum {
     GPU_STAGE_SCATTER = 1,
     GPU_STAGE_GATHER = 2,
     GPU_STAGE_XSEND = 3,   /* exchange: waiting for a receiver to free a slot */
-    GPU_STAGE_XRECV = 4    /* exchange: waiting for a sender's chunk */
+    GPU_STAGE_XRECV = 4,   /* exchange: waiting for a sender's chunk */
+    GPU_STAGE_LL = 5,      /* persistent: waiting for a writer's lines */
+    GPU_STAGE_LLACK = 6    /* persistent: waiting for a reader to free a slot */
 };
 
 typedef enum {
@@ -124,6 +126,9 @@ typedef struct {
     const char *self_src;             /* local copy done by the same launch */
     char *self_dst;
     size_t self_len;
+    size_t ll_bytes;                  /* the largest pair of the whole collective when
+                                         every rank knows it (0: unknown, as in
+                                         alltoallv): picks the persistent engine */
 } gpu_xchg_plan_t;
 
 typedef struct {

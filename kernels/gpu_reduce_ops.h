@@ -129,7 +129,17 @@ template <class T> struct gpu_red<GPU_OP_MINLOC, T> {
  * folded onto unsigned types (and bool onto uint8_t), which keeps the
  * number of kernel instantiations, and the build time, down.
  */
-template <gpu_op_t OP, class V> static bool gpu_dispatch_op_int(gpu_dtype_t dt, V &v)
+/* Host and device: the persistent kernel picks (op, type) at run time. */
+#ifdef __CUDACC__
+#define GPU_DISPATCH_HD __host__ __device__
+#define GPU_DISPATCH_NOCHECK _Pragma("nv_exec_check_disable")
+#else
+#define GPU_DISPATCH_HD
+#define GPU_DISPATCH_NOCHECK
+#endif
+
+GPU_DISPATCH_NOCHECK
+template <gpu_op_t OP, class V> GPU_DISPATCH_HD static bool gpu_dispatch_op_int(gpu_dtype_t dt, V &v)
 {
     constexpr bool fold = (OP >= GPU_OP_LAND && OP <= GPU_OP_BXOR);
     switch (dt) {
@@ -153,11 +163,15 @@ template <gpu_op_t OP, class V> static bool gpu_dispatch_op_int(gpu_dtype_t dt, 
     }
 }
 
-template <class V> static bool gpu_dispatch(gpu_op_t op, gpu_dtype_t dt, V &v)
+GPU_DISPATCH_NOCHECK
+template <class V> GPU_DISPATCH_HD static bool gpu_dispatch(gpu_op_t op, gpu_dtype_t dt, V &v)
 {
+#ifndef __CUDA_ARCH__
+    /* on the device the host has checked already */
     if (!gpu_op_dtype_valid(op, dt)) {
         return false;
     }
+#endif
     switch (op) {
     case GPU_OP_SUM:
     case GPU_OP_PROD:

@@ -60,6 +60,10 @@ typedef struct mca_coll_gpu_component_t {
     int xchg_nblocks;
     int xchg_split;
     int stream_order;
+    int persist;
+    unsigned long persist_max_bytes;
+    int persist_blocks;
+    double persist_idle_us;
     int nvtx;
     char *timing_file;
     char *topo_file;

@@ -55,6 +55,10 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .xchg_nblocks = 128,
     .xchg_split = 0,
     .stream_order = 1,
+    .persist = 0,
+    .persist_max_bytes = 256 * 1024,
+    .persist_blocks = 8,
+    .persist_idle_us = 200.0,
     .nvtx = 1,
     .timing_file = NULL,
     .topo_file = NULL,
@@ -141,6 +145,22 @@ static int mca_coll_gpu_register(void)
                      "cudaMemset or kernel not yet synchronized); 0: the application "
                      "synchronizes its buffers itself (saves about a microsecond per call)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->stream_order);
+    mca_coll_gpu_reg("persist", "EXPERIMENTAL, known to fail in-place validation (README): "
+                     "blocking device collectives up to coll_gpu_persist_max_bytes run in a "
+                     "kernel that stays resident between calls (no launch per call): -1 when "
+                     "every rank of the communicator has its own GPU, 1 always, 0 never",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->persist);
+    mca_coll_gpu_reg("persist_max_bytes", "Largest message in bytes (per peer for exchanges) "
+                     "for the resident kernel; its scratch is 4 x ranks x this",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5,
+                     &c->persist_max_bytes);
+    mca_coll_gpu_reg("persist_blocks", "Thread blocks of the resident kernel, 1-32 (each "
+                     "holds one SM while the kernel is resident)",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->persist_blocks);
+    mca_coll_gpu_reg("persist_idle_us", "Microseconds without a call after which the resident "
+                     "kernel exits (an application's cudaDeviceSynchronize or cudaFree waits "
+                     "for it at most this long); the next call starts it again",
+                     MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->persist_idle_us);
     mca_coll_gpu_reg("nvtx", "1: mark every device collective with an NVTX range (name, "
                      "size) so nsys timelines show it; free when no tool is attached",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->nvtx);

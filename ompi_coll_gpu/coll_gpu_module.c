@@ -15,6 +15,7 @@
 #include "ompi/proc/proc.h"
 #include "opal/mca/hwloc/hwloc-internal.h"
 
+#include "kernels/gpu_ll.h"
 #include "util/gpu_cuda_drv.h"
 
 /* every (function, module) pair we may call: retained in enable,
@@ -209,6 +210,12 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->oneshot_blocks = c->oneshot_blocks;
     p->timeout_s = c->timeout > 0 ? c->timeout : 60.0;
     p->order_legacy = c->stream_order;
+    p->persist = c->persist;
+    p->persist_max_bytes = (c->persist_max_bytes < GPU_LL_MAX_BYTES ? c->persist_max_bytes
+                                                                      : GPU_LL_MAX_BYTES) /
+                           GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
+    p->persist_blocks = c->persist_blocks;
+    p->persist_idle_us = c->persist_idle_us > 0 ? c->persist_idle_us : 0;
     p->node_key = mca_coll_gpu_node_key(comm);
     p->algo = MCA_COLL_GPU_ALGO_ONESHOT == c->allreduce_algorithm   ? GPU_ALGO_ONESHOT
               : MCA_COLL_GPU_ALGO_TWOSHOT == c->allreduce_algorithm ? GPU_ALGO_TWOSHOT

@@ -57,8 +57,11 @@ static size_t gpu_call_bytes(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t
 }
 
 static const char *gpu_call_algo(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call,
-                                 size_t bytes)
+                                 size_t bytes, int blocking)
 {
+    if (gpu_engine_persistent(m->engine, call->plan, bytes, call->dt, blocking)) {
+        return "persistent";
+    }
     if (NULL == call->plan) {
         return GPU_ALGO_ONESHOT == gpu_engine_choose(m->engine, bytes) ? "one-shot" : "two-shot";
     }
@@ -86,7 +89,7 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         er = mca_coll_gpu_request_engine(r);
     }
     const size_t bytes = gpu_call_bytes(m, call);
-    mca_coll_gpu_trace_begin(&trace, call->what, bytes, gpu_call_algo(m, call, bytes));
+    mca_coll_gpu_trace_begin(&trace, call->what, bytes, gpu_call_algo(m, call, bytes, NULL == req));
     if (NULL != call->plan) {
         st = gpu_engine_xchg(m->engine, call->what, call->plan, call->op, call->dt, er);
     } else {
@@ -282,6 +285,8 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
         if (GPU_OK == gpu_plan_alltoallv(&plan, ompi_comm_rank(comm), n,
                                          in_place ? NULL : (const char *) sbuf, sl, sd,
                                          (char *) rbuf, rl, rd)) {
+            /* alltoall: every pair has the same length, known everywhere */
+            plan.ll_bytes = NULL == rcounts ? rl[0] : 0;
             ret = gpu_run_plan(m, NULL == rcounts ? "alltoall" : "alltoallv", &plan, req, &ran);
             if (ran) {
                 return ret;
@@ -337,6 +342,7 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
                                        in_place ? NULL : (const char *) sbuf + sg.lb,
                                        in_place ? 0 : (size_t) scount * sg.size, (char *) rbuf,
                                        len, displ)) {
+            plan.ll_bytes = NULL != rcounts ? 0 : is_root ? len[0] : (size_t) scount * sg.size;
             ret = gpu_run_plan(m, NULL == rcounts ? "gather" : "gatherv", &plan, req, &ran);
             if (ran) {
                 return ret;
@@ -391,6 +397,7 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
         if (GPU_OK == gpu_plan_scatterv(&plan, rank, n, root, (const char *) sbuf, len, displ,
                                         in_place ? NULL : (char *) rbuf + rg.lb,
                                         in_place ? 0 : (size_t) rcount * rg.size)) {
+            plan.ll_bytes = NULL != scounts ? 0 : is_root ? len[0] : (size_t) rcount * rg.size;
             ret = gpu_run_plan(m, NULL == scounts ? "scatter" : "scatterv", &plan, req, &ran);
             if (ran) {
                 return ret;

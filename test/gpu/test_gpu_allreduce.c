@@ -271,7 +271,16 @@ static void one(MPI_Comm comm, MPI_Datatype t, int cls, MPI_Op op, const char *t
     snprintf(what, sizeof(what), "%s %s/%s count %zu%s%s %s%s", tag, ops[0].name == NULL ? "" : "",
              "", count, in_place ? " in-place" : "", offset ? " offset+1" : "", mem_name[mem],
              ok ? "" : " (mismatch)");
-    if (!ok && bad != (size_t) -1) fprintf(stderr, "rank %d: %s first bad element %zu\n", r, what, bad);
+    if (!ok && bad != (size_t) -1) {
+        /* the bytes of the first bad element: got, expected, this rank's input */
+        fprintf(stderr, "rank %d: %s first bad element %zu: got", r, what, bad);
+        for (size_t k = 0; k < (size_t) ext && k < 8; ++k) fprintf(stderr, " %02x", (unsigned char) h_out[bad * (size_t) ext + k]);
+        fprintf(stderr, ", want");
+        for (size_t k = 0; k < (size_t) ext && k < 8; ++k) fprintf(stderr, " %02x", (unsigned char) h_ref[bad * (size_t) ext + k]);
+        fprintf(stderr, ", input");
+        for (size_t k = 0; k < (size_t) ext && k < 8; ++k) fprintf(stderr, " %02x", (unsigned char) h_in[bad * (size_t) ext + k]);
+        fprintf(stderr, "\n");
+    }
     record(comm, ok, what);
     if (d_in0) dfree(mem, d_in0);
     dfree(mem, d_out0);

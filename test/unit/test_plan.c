@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine/gpu_plan.h"
+#include "kernels/gpu_ll.h"
 
 #define MAXN 8
 #include "check.h"
@@ -394,6 +395,107 @@ static void test_chunking(void)
     CHECK(GPU_ERR_INVALID == gpu_plan_reduce(&p, 0, 2, 5, NULL, NULL, 8), "bad root refused");
 }
 
+static uint64_t word_ptr(const uint32_t *w, int i)
+{
+    return (uint64_t) w[i] | ((uint64_t) w[i + 1] << 32);
+}
+
+/* The persistent engine's pieces of the plans: the descriptor words, the
+ * cut of a pair into block pieces, and the allreduce plan itself. */
+static void test_ll(void)
+{
+    uint32_t w[GPU_LL_DESC_WORDS];
+    unsigned long long waits[GPU_MAX_PEERS];
+    int wblocks[GPU_MAX_PEERS];
+    gpu_xchg_plan_t p[MAXN];
+    static char in[MAXN][4096], out[MAXN][4096];
+    const int n = 5;
+
+    /* allreduce plan: emulated fold equals the reference, every rank */
+    for (int r = 0; r < n; ++r) {
+        fill(in[r], sizeof(in[r]), r + 1);
+        CHECK(GPU_OK == gpu_plan_allreduce(&p[r], r, n, in[r], out[r], 4000), "allreduce plan");
+        CHECK(p[r].ll_bytes == 4000 && !p[r].in_place, "allreduce plan sizes the LL path");
+    }
+    if (emulate(p, n)) {
+        int good = 1;
+        for (int r = 0; r < n; ++r) {
+            for (int i = 0; i < 1000; ++i) {
+                int32_t want = 0, got;
+                for (int q = 0; q < n; ++q) {
+                    int32_t x;
+                    memcpy(&x, in[q] + 4 * i, 4);
+                    want = (int32_t) ((uint32_t) want + (uint32_t) x);
+                }
+                memcpy(&got, out[r] + 4 * i, 4);
+                good = good && got == want;
+            }
+        }
+        CHECK(good, "allreduce plan folds every rank's input on every rank");
+    } else {
+        CHECK(0, "allreduce plan pairs agree");
+    }
+    CHECK(GPU_OK == gpu_plan_allreduce(&p[0], 0, 2, in[0], in[0], 64) && p[0].in_place,
+          "allreduce in place is marked");
+
+    /* descriptor words round-trip */
+    gpu_plan_scan(&p[0], 2, n, in[0], out[0], 1000, 1);
+    for (int q = 0; q < n; ++q) {
+        waits[q] = 0x100000000ull * (unsigned) q + 7;
+        wblocks[q] = q;
+    }
+    const int nw = gpu_plan_ll_encode(&p[0], n, GPU_LL_CMD_WORK, GPU_OP_MAX, GPU_DT_F64, 77,
+                                      0x1234567890ull, waits, wblocks, w);
+    CHECK(nw == GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * n, "descriptor length %d", nw);
+    CHECK((w[GPU_LL_W_CMD] & 15) == GPU_LL_CMD_WORK && ((w[GPU_LL_W_CMD] >> 4) & 1) == GPU_XCHG_REDUCE &&
+          ((w[GPU_LL_W_CMD] >> 8) & 255) == GPU_OP_MAX && ((w[GPU_LL_W_CMD] >> 16) & 255) == GPU_DT_F64,
+          "command word");
+    CHECK(w[GPU_LL_W_GEN] == 77 && word_ptr(w, GPU_LL_W_SEQ) == 0x1234567890ull, "gen and 64-bit seq");
+    CHECK((short) (w[GPU_LL_W_RED_RANGE] & 0xffff) == 0 && (short) (w[GPU_LL_W_RED_RANGE] >> 16) == 1,
+          "exscan range 0..rank-1");
+    CHECK(word_ptr(w, GPU_LL_W_RED_OUT) == (uint64_t) (uintptr_t) out[0] &&
+          w[GPU_LL_W_RED_LEN] == 1000, "reduce output and length");
+    int peers_ok = 1;
+    for (int q = 0; q < n; ++q) {
+        const uint32_t *e = w + GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * q;
+        peers_ok = peers_ok && (e[GPU_LL_P_SEND_LEN] & 0xffffff) == p[0].send_len[q] &&
+                   (int) (e[GPU_LL_P_SEND_LEN] >> 24) == q &&
+                   word_ptr(e, GPU_LL_P_SEND_SRC) == (uint64_t) (uintptr_t) p[0].send_src[q] &&
+                   word_ptr(e, GPU_LL_P_WAIT_SEQ) == waits[q];
+    }
+    CHECK(peers_ok, "per-peer words: source, length, blocks to wait for, call to wait for");
+    gpu_plan_scan(&p[0], 0, n, in[0], out[0], 1000, 1);
+    gpu_plan_ll_encode(&p[0], n, GPU_LL_CMD_WORK, GPU_OP_SUM, GPU_DT_I32, 1, 1, NULL, NULL, w);
+    CHECK((short) (w[GPU_LL_W_RED_RANGE] >> 16) == -1, "empty range (rank 0 exscan) survives");
+
+    /* pieces: blocks cover a pair exactly once, 8-byte aligned cuts */
+    const size_t lens[] = { 1, 8, 4095, 4096, 4099, 65536, 262144, 262147 };
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); ++k) {
+        for (int nb = 1; nb <= 32; nb *= 2) {
+            size_t covered = 0, off, len;
+            int busy = 0;
+            for (int b = 0; b < nb; ++b) {
+                if (gpu_ll_block_range(lens[k], b, nb, 4096, &off, &len)) {
+                    covered += (off == covered) ? len : 0;
+                    busy = b + 1;
+                    CHECK(off % 8 == 0, "piece starts on a line");
+                }
+            }
+            CHECK(covered == lens[k] && busy == gpu_ll_blocks_for(lens[k], nb, 4096),
+                  "%zu bytes in %d blocks: covered %zu, busy %d", lens[k], nb, covered, busy);
+        }
+    }
+    CHECK(1 == gpu_ll_blocks_for(4096, 8, 4096) && 2 == gpu_ll_blocks_for(4097, 8, 4096),
+          "up to 4 KiB one block");
+    /* the agreed size each collective's plan carries */
+    size_t rl[3] = { 10, 300, 20 }, rd[3] = { 0, 10, 310 };
+    gpu_plan_allgatherv(&p[0], 0, 3, in[0], out[0], rl, rd);
+    CHECK(p[0].ll_bytes == 300, "allgatherv: largest count, known everywhere");
+    gpu_plan_bcast(&p[0], 1, 3, 0, out[0], 123, 0, NULL);
+    CHECK(p[0].ll_bytes == 123 && 1 == gpu_plan_ll_busy_blocks(&p[0], 1, 3, 8, 4096),
+          "bcast receiver: one busy block");
+}
+
 int main(void)
 {
     for (int n = 1; n <= MAXN; ++n) {
@@ -409,6 +511,7 @@ int main(void)
         }
     }
     test_chunking();
+    test_ll();
     printf("test_plan: %d passed, %d failed\n", npass, nfail);
     return nfail ? 1 : 0;
 }

@@ -1,0 +1,306 @@
+/*
+ * Host side of the persistent low-latency engine (protocol and its
+ * reasons in kernels/gpu_ll.h): which calls it takes, the mailbox, and the
+ * launch / park / relaunch state machine.
+ *
+ * Every rank must run the same calls through it in the same order (the LL
+ * flags count collective calls), so the choice uses only what every rank
+ * knows alike: blocking or not, the collective's agreed largest pair
+ * (plan->ll_bytes), the element size, and settings agreed at setup.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/gpu_engine_internal.h"
+#include "engine/gpu_plan.h"
+#include "util/gpu_clock.h"
+
+/* one 16-byte line per thread: smaller calls stay in one block */
+#define GPU_PK_MIN_PIECE ((size_t) 4096)
+#define GPU_PK_SCRUB_MASK ((1ull << 30) - 1)
+
+size_t gpu_engine_pk_region_bytes(const gpu_engine_params_t *p, int nranks)
+{
+    const size_t lines = p->persist_max_bytes / GPU_LL_PAYLOAD;
+    if (0 == p->persist || nranks < 2 || 0 == lines) {
+        return 0;
+    }
+    return GPU_LL_SLOTS_OFF + 2 * (size_t) nranks * lines * GPU_LL_LINE;
+}
+
+static int gpu_pk_one_rank_per_gpu(const gpu_engine_comm_t *c)
+{
+    for (int i = 0; i < c->nranks; ++i) {
+        for (int j = i + 1; j < c->nranks; ++j) {
+            if (0 == strcmp(c->busid[i], c->busid[j])) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
+{
+    gpu_status_t st = GPU_OK;
+    int blocks = c->p.persist_blocks;
+
+    c->pk_on = 0;
+    if (0 == c->pk_bytes) {
+        return GPU_OK;
+    }
+    /* ranks sharing a GPU time-slice it: a resident kernel per process would
+     * hold the GPU through every slice */
+    if (c->p.persist < 0 && !gpu_pk_one_rank_per_gpu(c)) {
+        GPU_LOG(10, "rank %d: ranks share a GPU, persistent engine off", c->rank);
+        return GPU_OK;
+    }
+    GPU_CUDA_CHECK(cudaHostAlloc((void **) &c->pk_mbox, sizeof(*c->pk_mbox), cudaHostAllocMapped),
+                   out);
+    memset((void *) c->pk_mbox, 0, sizeof(*c->pk_mbox));
+    GPU_CUDA_CHECK(cudaHostGetDevicePointer((void **) &c->pk_mbox_dev, (void *) c->pk_mbox, 0),
+                   out_free);
+    c->pk_blocks = blocks < 1 ? 1 : (blocks > GPU_LL_MAX_BLOCKS ? GPU_LL_MAX_BLOCKS : blocks);
+    c->pk_lines = c->p.persist_max_bytes / GPU_LL_PAYLOAD;
+    c->pk_on = 1;
+    GPU_LOG(10, "rank %d: persistent engine up to %zu bytes, %d blocks, idle exit %.0f us",
+            c->rank, c->pk_lines * GPU_LL_PAYLOAD, c->pk_blocks, c->p.persist_idle_us);
+    return GPU_OK;
+
+out_free:
+    (void) cudaFreeHost((void *) c->pk_mbox);
+    c->pk_mbox = NULL;
+out:
+    return st;
+}
+
+int gpu_engine_pk_fits(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, gpu_dtype_t dt)
+{
+    const size_t es = gpu_dtype_size(dt);
+    if (!c->pk_on || plan->relay || 0 == plan->ll_bytes ||
+        plan->ll_bytes > c->pk_lines * GPU_LL_PAYLOAD) {
+        return 0;
+    }
+    /* a line carries 8 bytes: an element must not straddle two */
+    return GPU_XCHG_COPY == plan->mode || (es <= GPU_LL_PAYLOAD && 0 == GPU_LL_PAYLOAD % es);
+}
+
+static void gpu_pk_write(gpu_engine_comm_t *c, const uint32_t *w, int nw, unsigned long long d)
+{
+    const uint64_t tag = (uint64_t) (uint32_t) d << 32;
+    /* every word carries the tag, so the order of these stores is free */
+    for (int i = 0; i < nw; ++i) {
+        c->pk_mbox->desc[i] = tag | w[i];
+    }
+}
+
+static gpu_status_t gpu_pk_launch(gpu_engine_comm_t *c, unsigned long long start)
+{
+    gpu_ll_args_t a;
+    gpu_status_t st;
+
+    memset(&a, 0, sizeof(a));
+    memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
+    a.region_off = c->pk_off;
+    a.slot_lines = c->pk_lines;
+    a.min_piece = GPU_PK_MIN_PIECE;
+    a.nranks = c->nranks;
+    a.rank = c->rank;
+    a.gen = ++c->pk_gen;
+    a.start = start;
+    a.idle_ns = (unsigned long long) (c->p.persist_idle_us * 1e3);
+    a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
+    a.mbox = c->pk_mbox_dev;
+    a.err = c->err_dev;
+    st = gpu_kernel_ll_launch(&a, c->pk_blocks, c->p.nthreads, c->stream);
+    c->pk_alive = GPU_OK == st;
+    return st;
+}
+
+/* Did the kernel quit before taking command d? */
+static int gpu_pk_left_behind(const gpu_engine_comm_t *c, unsigned long long d)
+{
+    const uint64_t ew = c->pk_mbox->exit_word;
+    return (unsigned) (ew >> 32) == c->pk_gen && (int32_t) ((uint32_t) ew - (uint32_t) d) < 0;
+}
+
+void gpu_engine_pk_park(gpu_engine_comm_t *c)
+{
+    uint32_t w[GPU_LL_DESC_WORDS];
+    gpu_xchg_plan_t none;
+    int nw;
+
+    if (!c->pk_alive) {
+        return;
+    }
+    memset(&none, 0, sizeof(none));
+    nw = gpu_plan_ll_encode(&none, c->nranks, GPU_LL_CMD_QUIT, GPU_OP_SUM, GPU_DT_U8, c->pk_gen,
+                            0, NULL, NULL, w);
+    gpu_pk_write(c, w, nw, ++c->pk_dseq);
+    c->pk_alive = 0;
+}
+
+/* Spin until the busy blocks report command d (blocking calls only). */
+static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t *w, int nw,
+                                unsigned long long d, int busy)
+{
+    const double limit = 2.0 * c->p.timeout_s + 5.0, deadline = gpu_clock_now() + limit;
+    for (unsigned spins = 1;; ++spins) {
+        int b = 0;
+        while (b < busy && c->pk_mbox->done[b] >= d) {
+            ++b;
+        }
+        if (b == busy) {
+            volatile uint64_t *t = c->pk_mbox->stamp;
+            c->pk_span[0] += (double) (t[1] - t[0]) * 1e-3;
+            c->pk_span[1] += (double) (t[2] - t[1]) * 1e-3;
+            c->pk_span[2] += (double) (t[3] - t[2]) * 1e-3;
+            c->pk_span[3] += (gpu_clock_now() - c->t_submit) * 1e6;
+            return GPU_OK;
+        }
+        if (gpu_pk_left_behind(c, d)) {
+            /* it went idle just before the command arrived; the command
+             * names the next generation before that one can read it */
+            w[GPU_LL_W_GEN] = c->pk_gen + 1;
+            gpu_pk_write(c, w, nw, d);
+            gpu_status_t st = gpu_pk_launch(c, d);
+            if (GPU_OK != st) {
+                return st;
+            }
+            continue;
+        }
+        if (0 != (spins & 1023)) {
+            continue;
+        }
+        if (c->err_host->raised || gpu_clock_now() > deadline) {
+            /* blocks still polling must leave too; the kernel's own report
+             * names the peer and gpu_engine_wait logs it */
+            gpu_engine_pk_park(c);
+            if (c->err_host->raised) {
+                return gpu_engine_wait(c, what);
+            }
+            GPU_ERROR("rank %d: %s: persistent kernel did not answer in %.0f s", c->rank, what,
+                      limit);
+            c->broken = 1;
+            return GPU_ERR_TIMEOUT;
+        }
+        const cudaError_t e = cudaStreamQuery(c->stream);
+        if (cudaErrorNotReady != e) {
+            /* gone without the exit word: an error, or blocks that timed out */
+            gpu_engine_pk_park(c);
+            if (cudaSuccess == e && !c->err_host->raised) {
+                GPU_ERROR("rank %d: %s: persistent kernel ended without finishing", c->rank,
+                          what);
+                c->broken = 1;
+                return GPU_ERR_CUDA;
+            }
+            return gpu_engine_wait(c, what);
+        }
+    }
+}
+
+/* Flags repeat every 2^31 calls: at each 2^30-th call every rank zeroes
+ * its slots, then all meet, so no stale line can ever carry a live flag.
+ * Every rank reaches this at the same call; nothing is in flight (each
+ * rank's earlier calls are complete, and what peers wrote to us we read). */
+static gpu_status_t gpu_pk_scrub(gpu_engine_comm_t *c)
+{
+    char dummy = 0, *all = malloc((size_t) c->nranks);
+    gpu_status_t st = GPU_OK;
+
+    if (NULL == all) {
+        return GPU_ERR_NO_MEMORY;
+    }
+    gpu_engine_pk_park(c);
+    GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), out);
+    GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->pk_off + GPU_LL_SLOTS_OFF, 0,
+                                   c->pk_bytes - GPU_LL_SLOTS_OFF, c->stream), out);
+    GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), out);
+    if (GPU_OK != c->boot->allgather(c->boot_ctx, &dummy, all, 1)) {
+        GPU_ERROR("rank %d: persistent engine: scrub barrier failed", c->rank);
+        st = GPU_ERR_BOOTSTRAP;
+    }
+    GPU_LOG(10, "rank %d: persistent engine slots zeroed at call %llu", c->rank, c->pk_seq);
+out:
+    free(all);
+    return st;
+}
+
+gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu_xchg_plan_t *plan,
+                               gpu_op_t op, gpu_dtype_t dt)
+{
+    uint32_t w[GPU_LL_DESC_WORDS];
+    unsigned long long wait_seq[GPU_MAX_PEERS];
+    int wait_blocks[GPU_MAX_PEERS];
+    const int busy = gpu_plan_ll_busy_blocks(plan, c->rank, c->nranks, c->pk_blocks, GPU_PK_MIN_PIECE);
+    const unsigned long long seq = ++c->pk_seq;
+    unsigned long long d;
+    gpu_status_t st;
+    int nw;
+
+    c->t_launch = gpu_clock_now();
+    if (0 == (seq & GPU_PK_SCRUB_MASK)) {
+        st = gpu_pk_scrub(c);
+        if (GPU_OK != st) {
+            c->broken = 1;
+            return st;
+        }
+    }
+    if (0 == busy) {
+        /* nothing for this rank; the others skip our share too */
+        c->t_submit = c->t_launch;
+        return GPU_OK;
+    }
+    if (c->p.order_legacy) {
+        /* prior work of the application on the legacy stream first */
+        cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
+        if (cudaErrorNotReady == e) {
+            e = cudaStreamSynchronize(cudaStreamLegacy);
+        }
+        if (cudaSuccess != e) {
+            GPU_ERROR("rank %d: %s: waiting for the default stream: %s", c->rank, what,
+                      cudaGetErrorString(e));
+            return GPU_ERR_CUDA;
+        }
+    }
+    d = ++c->pk_dseq;
+    if (!c->pk_alive || gpu_pk_left_behind(c, d)) {
+        st = gpu_pk_launch(c, d);
+        if (GPU_OK != st) {
+            return st;
+        }
+    }
+    /* a slot is rewritten only after every reader block of its last call acked */
+    for (int q = 0; q < c->nranks; ++q) {
+        wait_seq[q] = c->pk_last_seq[q][seq & 1];
+        wait_blocks[q] = c->pk_last_busy[q][seq & 1];
+        if (q != c->rank && plan->send_len[q] > 0) {
+            c->pk_last_seq[q][seq & 1] = seq;
+            c->pk_last_busy[q][seq & 1] =
+                gpu_ll_blocks_for(plan->send_len[q], c->pk_blocks, GPU_PK_MIN_PIECE);
+        }
+    }
+    nw = gpu_plan_ll_encode(plan, c->nranks, GPU_LL_CMD_WORK, op, dt, c->pk_gen, seq, wait_seq,
+                            wait_blocks, w);
+    gpu_pk_write(c, w, nw, d);
+    c->t_submit = gpu_clock_now();
+    return gpu_pk_wait(c, what, w, nw, d, busy);
+}
+
+void gpu_engine_pk_release(gpu_engine_comm_t *c)
+{
+    if (c->pk_on) {
+        /* a launch per call here would mean the idle exit is too short */
+        const double n = c->pk_seq > 0 ? (double) c->pk_seq : 1.0;
+        GPU_LOG(10, "rank %d: persistent engine ran %llu calls with %u launches; mean us: "
+                "sends %.2f, receives %.2f, finish %.2f (GPU, block 0), post to done seen %.2f",
+                c->rank, c->pk_seq, c->pk_gen, c->pk_span[0] / n, c->pk_span[1] / n,
+                c->pk_span[2] / n, c->pk_span[3] / n);
+    }
+    if (NULL != c->pk_mbox) {
+        (void) cudaFreeHost((void *) c->pk_mbox);
+        c->pk_mbox = NULL;
+    }
+    c->pk_on = 0;
+}

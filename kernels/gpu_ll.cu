@@ -1,0 +1,616 @@
+/*
+ * The persistent low-latency kernel (protocol in gpu_ll.h).
+ */
+#include <cuda_runtime.h>
+
+#include "gpu_ll.h"
+#include "gpu_reduce_ops.h"
+#include "gpu_device.cuh"
+
+namespace {
+
+using namespace gpu_dev;
+
+constexpr int kThreads = 512;
+
+/* The command as one block sees it, decoded into shared memory. */
+struct ll_cmd {
+    int cmd, mode, in_place, op, dt;
+    unsigned gen;
+    unsigned long long seq;
+    unsigned long long wait_seq[GPU_MAX_PEERS];
+    int wait_blocks[GPU_MAX_PEERS];
+    gpu_xchg_plan_t plan;
+};
+
+__device__ __forceinline__ unsigned long long ld_volatile(const volatile uint64_t *p)
+{
+    return *p;
+}
+
+__device__ __forceinline__ void ll_put(char *dst, unsigned long long v, uint32_t flag)
+{
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst),
+                 "r"((uint32_t) v), "r"(flag), "r"((uint32_t) (v >> 32)), "r"(flag)
+                 : "memory");
+}
+
+__device__ __forceinline__ bool ll_try(const char *src, uint32_t flag, unsigned long long *v)
+{
+    uint32_t a, f0, b, f1;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a), "=r"(f0), "=r"(b), "=r"(f1)
+                 : "l"(src)
+                 : "memory");
+    if (f0 != flag || f1 != flag) {
+        return false;
+    }
+    *v = (unsigned long long) a | ((unsigned long long) b << 32);
+    return true;
+}
+
+/* A consumed line is cleared, so it cannot match a later call's flag
+ * even if that call reads before its writer wrote. */
+__device__ __forceinline__ void ll_zero(char *line)
+{
+    *reinterpret_cast<uint4 *>(line) = make_uint4(0, 0, 0, 0);
+}
+
+/* Up to 8 bytes of user memory, at the widest access the address allows. */
+__device__ __forceinline__ unsigned long long load8(const char *p, size_t valid)
+{
+    const uintptr_t a = (uintptr_t) p;
+    if (valid >= 8 && 0 == (a & 7)) {
+        return *reinterpret_cast<const unsigned long long *>(p);
+    }
+    if (valid >= 8 && 0 == (a & 3)) {
+        const unsigned *q = reinterpret_cast<const unsigned *>(p);
+        return (unsigned long long) q[0] | ((unsigned long long) q[1] << 32);
+    }
+    unsigned long long v = 0;
+    for (size_t i = 0; i < valid && i < 8; ++i) {
+        v |= (unsigned long long) (unsigned char) p[i] << (8 * i);
+    }
+    return v;
+}
+
+__device__ __forceinline__ void store8(char *p, unsigned long long v, size_t valid)
+{
+    const uintptr_t a = (uintptr_t) p;
+    if (valid >= 8 && 0 == (a & 7)) {
+        *reinterpret_cast<unsigned long long *>(p) = v;
+        return;
+    }
+    if (valid >= 8 && 0 == (a & 3)) {
+        unsigned *q = reinterpret_cast<unsigned *>(p);
+        q[0] = (unsigned) v;
+        q[1] = (unsigned) (v >> 32);
+        return;
+    }
+    for (size_t i = 0; i < valid && i < 8; ++i) {
+        p[i] = (char) (v >> (8 * i));
+    }
+}
+
+struct ll_ctx {
+    const gpu_ll_args_t &a;
+    const ll_cmd &c;
+    uint32_t flag;
+    int parity;
+
+    __device__ char *region(int r) const { return a.peer_base[r] + a.region_off; }
+    /* line of source src's slot in reader's region */
+    __device__ char *line(int reader, int src, size_t idx) const
+    {
+        return region(reader) + GPU_LL_SLOTS_OFF +
+               (((size_t) parity * a.nranks + src) * a.slot_lines + idx) * GPU_LL_LINE;
+    }
+    __device__ bool range(size_t len, size_t *off, size_t *n) const
+    {
+        return gpu_ll_block_range(len, blockIdx.x, gridDim.x, a.min_piece, off, n);
+    }
+    /* One thread waits for a line; false after the timeout. */
+    __device__ bool get(int src, size_t idx, unsigned long long *v) const
+    {
+        const char *l = line(a.rank, src, idx);
+        if (ll_try(l, flag, v)) {
+            return true;
+        }
+        const unsigned long long t0 = globaltimer();
+        unsigned spins = 0;
+        while (!ll_try(l, flag, v)) {
+            if (0 == (++spins & 255) && globaltimer() - t0 > a.timeout_ns) {
+                report_timeout(a.err, src, GPU_STAGE_LL, c.seq, 0);
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+/* Fold one line of every source in rank order (REDUCE plans). */
+template <gpu_op_t OP, class T>
+__device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n)
+{
+    if constexpr (sizeof(T) > GPU_LL_PAYLOAD || GPU_LL_PAYLOAD % sizeof(T) != 0) {
+        return false;
+    } else {
+        constexpr int E = GPU_LL_PAYLOAD / sizeof(T);
+        union u8 {
+            unsigned long long u;
+            T e[E];
+        };
+        const gpu_xchg_plan_t &p = x.c.plan;
+        const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
+        bool ok = true;
+        for (size_t j = threadIdx.x; j < nlines && ok; j += blockDim.x) {
+            const size_t pos = off + j * GPU_LL_PAYLOAD, idx = pos / GPU_LL_PAYLOAD;
+            const size_t valid = n - j * GPU_LL_PAYLOAD < GPU_LL_PAYLOAD ? n - j * GPU_LL_PAYLOAD
+                                                                        : GPU_LL_PAYLOAD;
+            const int ne = (int) (valid / sizeof(T));
+            u8 acc, v;
+            for (int s = p.red_lo; s <= p.red_hi; ++s) {
+                if (s == x.a.rank) {
+                    v.u = load8(p.red_self + pos, valid);
+                } else if (!x.get(s, idx, &v.u)) {
+                    ok = false;
+                    break;
+                } else {
+                    ll_zero(x.line(x.a.rank, s, idx));
+                }
+                if (s == p.red_lo) {
+                    acc = v;
+                } else {
+#pragma unroll
+                    for (int k = 0; k < E; ++k) {
+                        if (k < ne) {
+                            acc.e[k] = gpu_red<OP, T>::apply(acc.e[k], v.e[k]);
+                        }
+                    }
+                }
+            }
+            if (ok) {
+                store8(p.red_out + pos, acc.u, valid);
+            }
+        }
+        return ok;
+    }
+}
+
+struct reduce_visitor {
+    const ll_ctx &x;
+    size_t off, n;
+    bool ok;
+    template <gpu_op_t OP, class T> __device__ bool run()
+    {
+        ok = reduce_piece<OP, T>(x, off, n);
+        return true;
+    }
+};
+
+/* The ack only says "read"; our stores that follow cannot reach lines
+ * whose reads have already returned, so a relaxed poll is enough. */
+__device__ bool wait_geq_relaxed(const unsigned long long *f, unsigned long long v,
+                                 unsigned long long timeout_ns, gpu_kernel_error_t *err, int peer)
+{
+    const volatile unsigned long long *p = f;
+    unsigned long long seen = *p;
+    if (seen >= v) {
+        return true;
+    }
+    const unsigned long long t0 = globaltimer();
+    while ((seen = *p) < v) {
+        if (globaltimer() - t0 > timeout_ns) {
+            report_timeout(err, peer, GPU_STAGE_LLACK, v, seen);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Wait until every reader block that read the slot's previous call from
+ * us has acked it (host-computed call and block count per peer). */
+__device__ bool wait_slots(const ll_ctx &x)
+{
+    const gpu_xchg_plan_t &p = x.c.plan;
+    const char *mine = x.region(x.a.rank);
+    for (int i = threadIdx.x; i < x.a.nranks * GPU_LL_MAX_BLOCKS; i += blockDim.x) {
+        const int q = i / GPU_LL_MAX_BLOCKS, b = i % GPU_LL_MAX_BLOCKS;
+        size_t off, n;
+        if (q == x.a.rank || b >= x.c.wait_blocks[q] || !x.range(p.send_len[q], &off, &n)) {
+            continue;
+        }
+        const unsigned long long *ack = reinterpret_cast<const unsigned long long *>(
+            mine + GPU_LL_ACK_OFF + ((size_t) b * GPU_MAX_PEERS + q) * 8);
+        if (!wait_geq_relaxed(ack, x.c.wait_seq[q], x.a.timeout_ns, x.a.err, q)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+__device__ void send_pieces(const ll_ctx &x)
+{
+    const gpu_xchg_plan_t &p = x.c.plan;
+    for (int k = 1; k < x.a.nranks; ++k) {
+        const int q = (x.a.rank + k) % x.a.nranks;
+        size_t off, n;
+        if (!x.range(p.send_len[q], &off, &n)) {
+            continue;
+        }
+        const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
+        for (size_t j = threadIdx.x; j < nlines; j += blockDim.x) {
+            const size_t pos = off + j * GPU_LL_PAYLOAD;
+            const size_t valid = n - j * GPU_LL_PAYLOAD;
+            ll_put(x.line(q, x.a.rank, pos / GPU_LL_PAYLOAD),
+                   load8(p.send_src[q] + pos, valid), x.flag);
+        }
+    }
+}
+
+__device__ bool recv_copies(const ll_ctx &x)
+{
+    const gpu_xchg_plan_t &p = x.c.plan;
+    bool ok = true;
+    for (int k = 1; k < x.a.nranks && ok; ++k) {
+        const int s = (x.a.rank - k + x.a.nranks) % x.a.nranks;
+        size_t off, n;
+        if (!x.range(p.recv_len[s], &off, &n)) {
+            continue;
+        }
+        const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
+        for (size_t j = threadIdx.x; j < nlines; j += blockDim.x) {
+            const size_t pos = off + j * GPU_LL_PAYLOAD, idx = pos / GPU_LL_PAYLOAD;
+            unsigned long long v;
+            if (!x.get(s, idx, &v)) {
+                ok = false;
+                break;
+            }
+            ll_zero(x.line(x.a.rank, s, idx));
+            store8(p.recv_dst[s] + pos, v, n - j * GPU_LL_PAYLOAD);
+        }
+    }
+    return ok;
+}
+
+/* Tell every writer this block read from that its slot is free again. */
+__device__ void ack_readers(const ll_ctx &x)
+{
+    const gpu_xchg_plan_t &p = x.c.plan;
+    size_t off, n;
+    for (int s = 0; s < x.a.nranks; ++s) {
+        const bool read = s != x.a.rank &&
+                          ((GPU_XCHG_COPY == x.c.mode && x.range(p.recv_len[s], &off, &n)) ||
+                           (GPU_XCHG_REDUCE == x.c.mode && s >= p.red_lo && s <= p.red_hi &&
+                            x.range(p.red_len, &off, &n)));
+        if (read) {
+            st_relaxed_sys(reinterpret_cast<unsigned long long *>(
+                               x.region(s) + GPU_LL_ACK_OFF +
+                               ((size_t) blockIdx.x * GPU_MAX_PEERS + x.a.rank) * 8),
+                           x.c.seq);
+        }
+    }
+}
+
+/* Does this block have a piece of anything in the plan? */
+__device__ bool has_work(const ll_ctx &x)
+{
+    const gpu_xchg_plan_t &p = x.c.plan;
+    size_t off, n;
+    for (int q = 0; q < x.a.nranks; ++q) {
+        if (q != x.a.rank && (x.range(p.send_len[q], &off, &n) ||
+                              (GPU_XCHG_COPY == x.c.mode && x.range(p.recv_len[q], &off, &n)))) {
+            return true;
+        }
+    }
+    return (GPU_XCHG_REDUCE == x.c.mode && p.red_lo <= p.red_hi && x.range(p.red_len, &off, &n)) ||
+           (p.self_src != p.self_dst && x.range(p.self_len, &off, &n));
+}
+
+/* Run one command; false when a wait timed out. */
+__device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
+{
+    __shared__ int ok;
+    const ll_ctx x = { a, c, gpu_ll_flag(c.seq), (int) (c.seq & 1) };
+    const gpu_xchg_plan_t &p = c.plan;
+    size_t off, n;
+
+    if (0 == threadIdx.x) {
+        ok = 1;
+    }
+    __syncthreads();
+    if (!wait_slots(x)) {
+        ok = 0;
+    }
+    __syncthreads();
+    if (!ok) {
+        return false;
+    }
+    send_pieces(x);
+    if (0 == threadIdx.x && 0 == blockIdx.x) {
+        a.mbox->stamp[1] = globaltimer();
+    }
+    if (p.self_src != p.self_dst && x.range(p.self_len, &off, &n)) {
+        /* MPI forbids overlap of a send buffer with the receive buffer, so
+         * the local copy may run beside the sends */
+        block_copy(p.self_dst + off, p.self_src + off, n);
+    }
+    if (c.in_place) {
+        /* output overwrites input this block sent above */
+        __syncthreads();
+    }
+    bool mine = true;
+    if (GPU_XCHG_COPY == c.mode) {
+        mine = recv_copies(x);
+    } else if (p.red_lo <= p.red_hi && x.range(p.red_len, &off, &n)) {
+        reduce_visitor v = { x, off, n, true };
+        mine = gpu_dispatch((gpu_op_t) c.op, (gpu_dtype_t) c.dt, v) && v.ok;
+    }
+    if (!mine) {
+        ok = 0;
+    }
+    /* each thread's results and cleared lines performed before the block
+     * reports: measured, a fence by thread 0 alone let other warps' stores
+     * land after the host had seen "done" (and after the caller reused the
+     * buffer) */
+    __threadfence();
+    __syncthreads();
+    if (!ok) {
+        return false;
+    }
+    if (0 == threadIdx.x && 0 == blockIdx.x) {
+        a.mbox->stamp[2] = globaltimer();
+    }
+    if (0 == threadIdx.x) {
+        /* and at system scope before the acks and the done word that lets
+         * the caller (the host, then its copies and kernels) go on */
+        __threadfence_system();
+        ack_readers(x);
+    }
+    return true;
+}
+
+__device__ unsigned long long ptr_of(const unsigned *w, int i)
+{
+    return (unsigned long long) w[i] | ((unsigned long long) w[i + 1] << 32);
+}
+
+/* Warp 0 reads the mailbox once; true (in every thread of the warp) when
+ * every word carries the same tag, returned in *tag. */
+__device__ bool read_desc(const gpu_ll_args_t &a, unsigned *words, uint32_t *tag)
+{
+    const int nw = GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * a.nranks;
+    const int lane = threadIdx.x;
+    uint32_t ref = 0;
+    bool same = true;
+    /* the trip count is the same in every lane (shuffles need the warp) */
+    for (int base = 0; base < nw; base += 32) {
+        const int i = base + lane;
+        const unsigned long long w = i < nw ? ld_volatile(&a.mbox->desc[i]) : 0;
+        const uint32_t t = (uint32_t) (w >> 32);
+        if (0 == base) {
+            ref = __shfl_sync(0xffffffffu, t, 0);
+        }
+        if (i < nw) {
+            same = same && t == ref;
+            words[i] = (unsigned) w;
+        }
+    }
+    *tag = ref;
+    return __all_sync(0xffffffffu, same);
+}
+
+__device__ void decode(const gpu_ll_args_t &a, const unsigned *w, ll_cmd *c)
+{
+    gpu_xchg_plan_t &p = c->plan;
+    c->cmd = (int) (w[GPU_LL_W_CMD] & 15);
+    c->mode = (int) ((w[GPU_LL_W_CMD] >> 4) & 1);
+    c->in_place = (int) ((w[GPU_LL_W_CMD] >> 5) & 1);
+    c->op = (int) ((w[GPU_LL_W_CMD] >> 8) & 255);
+    c->dt = (int) ((w[GPU_LL_W_CMD] >> 16) & 255);
+    c->gen = w[GPU_LL_W_GEN];
+    c->seq = ptr_of(w, GPU_LL_W_SEQ);
+    p.mode = c->mode;
+    p.relay = 0;
+    p.in_place = c->in_place;
+    p.red_self = (const char *) ptr_of(w, GPU_LL_W_RED_SELF);
+    p.red_out = (char *) ptr_of(w, GPU_LL_W_RED_OUT);
+    p.red_len = w[GPU_LL_W_RED_LEN];
+    p.red_lo = (short) (w[GPU_LL_W_RED_RANGE] & 0xffff);
+    p.red_hi = (short) (w[GPU_LL_W_RED_RANGE] >> 16);
+    p.self_src = (const char *) ptr_of(w, GPU_LL_W_SELF_SRC);
+    p.self_dst = (char *) ptr_of(w, GPU_LL_W_SELF_DST);
+    p.self_len = w[GPU_LL_W_SELF_LEN];
+    for (int q = 0; q < a.nranks; ++q) {
+        const unsigned *e = w + GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * q;
+        p.send_src[q] = (const char *) ptr_of(e, GPU_LL_P_SEND_SRC);
+        p.send_len[q] = e[GPU_LL_P_SEND_LEN] & 0xffffffu;
+        c->wait_blocks[q] = (int) (e[GPU_LL_P_SEND_LEN] >> 24);
+        p.recv_dst[q] = (char *) ptr_of(e, GPU_LL_P_RECV_DST);
+        p.recv_len[q] = e[GPU_LL_P_RECV_LEN];
+        c->wait_seq[q] = ptr_of(e, GPU_LL_P_WAIT_SEQ);
+    }
+}
+
+/* The published command word: generation (16 bits), quit, sequence. */
+constexpr unsigned long long kQuit = 1ull << 46, kWriting = 1ull << 45, kSeqMask = kWriting - 1;
+
+__device__ __forceinline__ unsigned long long pub_word(unsigned gen, bool quit,
+                                                       unsigned long long seq)
+{
+    return ((unsigned long long) (gen & 0xffff) << 47) | (quit ? kQuit : 0) | (seq & kSeqMask);
+}
+
+__device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_release_gpu(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+enum { POLL = 0, RUN = 1, RUN_LEAVE = 2, LEAVE = 3 };
+
+/*
+ * Block 0 alone reads the host mailbox (every block polling host memory
+ * made each fence cost microseconds) and publishes each command in device
+ * memory: the raw words, then a word (gen, quit, sequence) the other
+ * blocks poll in L2.  The words are a seqlock: a block with no work in a
+ * command may still be copying them when block 0 publishes the next one,
+ * so block 0 marks the word "writing" first and readers re-check it.  Block 0 alone decides to quit, so a command is either
+ * published (and every block with work in it runs it, even after a quit)
+ * or not taken at all (the exit word says so and the host relaunches).
+ */
+__global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
+{
+    __shared__ unsigned words[GPU_LL_DESC_WORDS];
+    __shared__ ll_cmd c;
+    __shared__ int state;
+    __shared__ unsigned long long next, cur, seen;
+    char *region = a.peer_base[a.rank] + a.region_off;
+    unsigned long long *pub = reinterpret_cast<unsigned long long *>(region + GPU_LL_CTL_OFF);
+    unsigned *gwords = reinterpret_cast<unsigned *>(region + GPU_LL_CMD_OFF);
+    const int nw = GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * a.nranks;
+    unsigned long long idle_from = globaltimer();
+
+    if (0 == threadIdx.x) {
+        next = a.start;
+    }
+    __syncthreads();
+    for (;;) {
+        if (0 == blockIdx.x) {
+            if (threadIdx.x < 32) {
+                uint32_t tag;
+                const bool whole = read_desc(a, words, &tag);
+                if (0 == threadIdx.x) {
+                    const int ahead = (int) (tag - (uint32_t) next);
+                    state = POLL;
+                    if (whole && ahead >= 0) {
+                        if ((words[GPU_LL_W_GEN] & 0xffff) != (a.gen & 0xffff) ||
+                            GPU_LL_CMD_QUIT == (words[GPU_LL_W_CMD] & 15)) {
+                            /* parked, or a newer launch took over: nothing
+                             * of ours is outstanding (the host waited) */
+                            st_release_gpu(pub, pub_word(a.gen, true, next - 1));
+                            state = LEAVE;
+                        } else {
+                            cur = next + (unsigned) ahead;
+                            state = RUN;
+                        }
+                    } else if (globaltimer() - idle_from > a.idle_ns) {
+                        a.mbox->exit_word = ((uint64_t) a.gen << 32) | (uint32_t) (next - 1);
+                        st_release_gpu(pub, pub_word(a.gen, true, next - 1));
+                        state = LEAVE;
+                    }
+                }
+            }
+            __syncthreads();
+            if (LEAVE == state) {
+                return;
+            }
+            if (POLL == state) {
+                continue;
+            }
+            if (0 == threadIdx.x) {
+                *(volatile unsigned long long *) pub = pub_word(a.gen, false, cur) | kWriting;
+                __threadfence();
+            }
+            __syncthreads();
+            for (int i = threadIdx.x; i < nw; i += blockDim.x) {
+                gwords[i] = words[i];
+            }
+            __syncthreads();
+            if (0 == threadIdx.x) {
+                st_release_gpu(pub, pub_word(a.gen, false, cur));
+            }
+        } else {
+            if (0 == threadIdx.x) {
+                const unsigned long long w = ld_acquire_gpu(pub);
+                const unsigned long long s = w & kSeqMask;
+                state = POLL;
+                seen = w;
+                if ((unsigned) (w >> 47) == (a.gen & 0xffff) && !(w & kWriting)) {
+                    if (s >= next) {
+                        cur = s;
+                        state = (w & kQuit) ? RUN_LEAVE : RUN;
+                    } else if (w & kQuit) {
+                        state = LEAVE;
+                    }
+                }
+            }
+            __syncthreads();
+            if (LEAVE == state) {
+                return;
+            }
+            if (POLL == state) {
+                continue;
+            }
+            for (int i = threadIdx.x; i < nw; i += blockDim.x) {
+                words[i] = *(volatile unsigned *) &gwords[i];
+            }
+            __syncthreads();
+            if (0 == threadIdx.x) {
+                __threadfence();
+                if (*(volatile unsigned long long *) pub != seen) {
+                    state = POLL;   /* rewritten under us: take the newer one */
+                }
+            }
+            __syncthreads();
+            if (POLL == state) {
+                continue;
+            }
+        }
+        if (0 == threadIdx.x) {
+            decode(a, words, &c);
+        }
+        __syncthreads();
+        const ll_ctx x = { a, c, 0, 0 };
+        if (GPU_LL_CMD_WORK == c.cmd && has_work(x)) {
+            if (0 == threadIdx.x && 0 == blockIdx.x) {
+                a.mbox->stamp[0] = globaltimer();
+            }
+            if (!execute(a, c)) {
+                return;   /* the host reports the timeout and parks the rest */
+            }
+            if (0 == threadIdx.x) {
+                if (0 == blockIdx.x) {
+                    a.mbox->stamp[3] = globaltimer();
+                }
+                a.mbox->done[blockIdx.x] = cur;
+            }
+        }
+        if (RUN_LEAVE == state) {
+            return;
+        }
+        if (0 == threadIdx.x) {
+            next = cur + 1;
+        }
+        idle_from = globaltimer();
+        __syncthreads();
+    }
+}
+
+} // namespace
+
+extern "C" gpu_status_t gpu_kernel_ll_launch(const gpu_ll_args_t *args, int nblocks, int nthreads,
+                                             void *stream)
+{
+    cudaError_t err;
+    if (nblocks < 1 || nblocks > GPU_LL_MAX_BLOCKS || args->nranks < 2 ||
+        args->nranks > GPU_MAX_PEERS) {
+        GPU_ERROR("invalid persistent launch: %d blocks, %d ranks", nblocks, args->nranks);
+        return GPU_ERR_INVALID;
+    }
+    nthreads = nthreads > kThreads ? kThreads : (nthreads < 64 ? 64 : nthreads);
+    k_ll<<<nblocks, nthreads, 0, static_cast<cudaStream_t>(stream)>>>(*args);
+    err = cudaGetLastError();
+    if (cudaSuccess != err) {
+        GPU_ERROR("persistent kernel launch (%d blocks) failed: %s", nblocks,
+                  cudaGetErrorString(err));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}
