@@ -312,18 +312,11 @@ gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *c, size_t bytes)
 int gpu_engine_persistent(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, size_t bytes,
                           gpu_dtype_t dt, int blocking)
 {
-    gpu_xchg_plan_t ar;
-    if (!blocking || !c->pk_on) {
+    if (!blocking) {
         return 0;
     }
     if (NULL == plan) {
-        if (c->nranks < 2 || 0 == bytes) {
-            return 0;
-        }
-        memset(&ar, 0, sizeof(ar));
-        ar.mode = GPU_XCHG_REDUCE;
-        ar.ll_bytes = bytes;
-        plan = &ar;
+        return c->nranks > 1 && gpu_engine_pk_takes(c, GPU_XCHG_REDUCE, bytes, dt);
     }
     return gpu_engine_pk_fits(c, plan, dt);
 }
@@ -438,10 +431,9 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     if (0 == count) {
         return gpu_engine_finish(c, what, req);
     }
-    if (NULL == req && c->pk_on) {
+    if (gpu_engine_persistent(c, NULL, bytes, dt, NULL == req)) {
         gpu_xchg_plan_t plan;
-        if (GPU_OK == gpu_plan_allreduce(&plan, c->rank, c->nranks, in, out, bytes) &&
-            gpu_engine_pk_fits(c, &plan, dt)) {
+        if (GPU_OK == gpu_plan_allreduce(&plan, c->rank, c->nranks, in, out, bytes)) {
             return gpu_engine_pk_run(c, what, &plan, op, dt);
         }
     }

@@ -71,6 +71,8 @@ gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c);
 void gpu_engine_pk_release(gpu_engine_comm_t *c);
 /* May a blocking call with this plan run there (same answer on every rank)? */
 int gpu_engine_pk_fits(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, gpu_dtype_t dt);
+/* The same for a plan not built yet: its mode and agreed size (no relay). */
+int gpu_engine_pk_takes(const gpu_engine_comm_t *c, int mode, size_t ll_bytes, gpu_dtype_t dt);
 gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu_xchg_plan_t *plan,
                                gpu_op_t op, gpu_dtype_t dt);
 /* Before other work goes on the stream: tell a running kernel to exit. */

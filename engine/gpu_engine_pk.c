@@ -75,15 +75,19 @@ out:
     return st;
 }
 
-int gpu_engine_pk_fits(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, gpu_dtype_t dt)
+int gpu_engine_pk_takes(const gpu_engine_comm_t *c, int mode, size_t ll_bytes, gpu_dtype_t dt)
 {
     const size_t es = gpu_dtype_size(dt);
-    if (!c->pk_on || plan->relay || 0 == plan->ll_bytes ||
-        plan->ll_bytes > c->pk_lines * GPU_LL_PAYLOAD) {
+    if (!c->pk_on || 0 == ll_bytes || ll_bytes > c->pk_lines * GPU_LL_PAYLOAD) {
         return 0;
     }
     /* a line carries 8 bytes: an element must not straddle two */
-    return GPU_XCHG_COPY == plan->mode || (es <= GPU_LL_PAYLOAD && 0 == GPU_LL_PAYLOAD % es);
+    return GPU_XCHG_COPY == mode || (es <= GPU_LL_PAYLOAD && 0 == GPU_LL_PAYLOAD % es);
+}
+
+int gpu_engine_pk_fits(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, gpu_dtype_t dt)
+{
+    return !plan->relay && gpu_engine_pk_takes(c, plan->mode, plan->ll_bytes, dt);
 }
 
 static void gpu_pk_write(gpu_engine_comm_t *c, const uint32_t *w, int nw, unsigned long long d)

@@ -117,14 +117,9 @@ typedef struct {
     gpu_kernel_error_t *err;
 } gpu_ll_args_t;
 
-#ifdef __CUDACC__
-#define GPU_LL_HD __host__ __device__ __forceinline__
-#else
-#define GPU_LL_HD static inline
-#endif
-
+/* host and device, like the exchange kernel's chunking (gpu_kernels.h) */
 /* Piece of a len-byte pair that each block takes: the same at both ends. */
-GPU_LL_HD size_t gpu_ll_piece(size_t len, int nblocks, size_t min_piece)
+GPU_XCHG_HD size_t gpu_ll_piece(size_t len, int nblocks, size_t min_piece)
 {
     size_t p = (len + (size_t) nblocks - 1) / (size_t) nblocks;
     p = (p + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
@@ -132,7 +127,7 @@ GPU_LL_HD size_t gpu_ll_piece(size_t len, int nblocks, size_t min_piece)
 }
 
 /* Block b's range [*off, *off + *n) of a len-byte pair; 0 when empty. */
-GPU_LL_HD int gpu_ll_block_range(size_t len, int b, int nblocks, size_t min_piece, size_t *off,
+GPU_XCHG_HD int gpu_ll_block_range(size_t len, int b, int nblocks, size_t min_piece, size_t *off,
                                  size_t *n)
 {
     const size_t p = gpu_ll_piece(len, nblocks, min_piece), lo = (size_t) b * p;
@@ -145,13 +140,13 @@ GPU_LL_HD int gpu_ll_block_range(size_t len, int b, int nblocks, size_t min_piec
 }
 
 /* How many leading blocks have a piece of a len-byte pair. */
-GPU_LL_HD int gpu_ll_blocks_for(size_t len, int nblocks, size_t min_piece)
+GPU_XCHG_HD int gpu_ll_blocks_for(size_t len, int nblocks, size_t min_piece)
 {
     const size_t p = gpu_ll_piece(len, nblocks, min_piece);
     return 0 == len ? 0 : (int) ((len + p - 1) / p);
 }
 
-GPU_LL_HD uint32_t gpu_ll_flag(unsigned long long seq)
+GPU_XCHG_HD uint32_t gpu_ll_flag(unsigned long long seq)
 {
     return 0x80000000u | (uint32_t) (seq & 0x7fffffffu);
 }
