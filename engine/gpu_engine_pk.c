@@ -150,6 +150,7 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t
                                 unsigned long long d, int busy)
 {
     const double limit = 2.0 * c->p.timeout_s + 5.0, deadline = gpu_clock_now() + limit;
+    int ended = 0;
     for (unsigned spins = 1;; ++spins) {
         int b = 0;
         while (b < busy && c->pk_mbox->done[b] >= d) {
@@ -172,6 +173,7 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t
             if (GPU_OK != st) {
                 return st;
             }
+            ended = 0;
             continue;
         }
         if (0 != (spins & 1023)) {
@@ -190,6 +192,12 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t
             return GPU_ERR_TIMEOUT;
         }
         const cudaError_t e = cudaStreamQuery(c->stream);
+        if (cudaSuccess == e && !ended) {
+            /* it may have finished our command, or left it behind, between
+             * the checks above and this query: look once more */
+            ended = 1;
+            continue;
+        }
         if (cudaErrorNotReady != e) {
             /* gone without the exit word: an error, or blocks that timed out */
             gpu_engine_pk_park(c);

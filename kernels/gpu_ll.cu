@@ -23,6 +23,21 @@ struct ll_cmd {
     gpu_xchg_plan_t plan;
 };
 
+/*
+ * The block barrier of this kernel.  __syncthreads is the "aligned" form:
+ * every thread of a warp must reach the same barrier instruction.  Here
+ * thread 0 of warp 0 takes paths of its own (polling, decoding) and the
+ * compiler may give each path its own copy of the next barrier; measured
+ * on H200, a warp then counted as arrived without thread 0, ran ahead one
+ * barrier and executed an in-place command twice.  The non-aligned form
+ * counts threads, and the warp reconverges first.
+ */
+__device__ __forceinline__ void cta_sync()
+{
+    __syncwarp();
+    asm volatile("barrier.sync 0;" ::: "memory");
+}
+
 __device__ __forceinline__ unsigned long long ld_volatile(const volatile uint64_t *p)
 {
     return *p;
@@ -318,11 +333,11 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
     if (0 == threadIdx.x) {
         ok = 1;
     }
-    __syncthreads();
+    cta_sync();
     if (!wait_slots(x)) {
         ok = 0;
     }
-    __syncthreads();
+    cta_sync();
     if (!ok) {
         return false;
     }
@@ -337,7 +352,7 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
     }
     if (c.in_place) {
         /* output overwrites input this block sent above */
-        __syncthreads();
+        cta_sync();
     }
     bool mine = true;
     if (GPU_XCHG_COPY == c.mode) {
@@ -354,7 +369,7 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
      * land after the host had seen "done" (and after the caller reused the
      * buffer) */
     __threadfence();
-    __syncthreads();
+    cta_sync();
     if (!ok) {
         return false;
     }
@@ -480,8 +495,12 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
     if (0 == threadIdx.x) {
         next = a.start;
     }
-    __syncthreads();
     for (;;) {
+        /* Every warp must have read last round's state, cur and command
+         * before thread 0 rewrites them: without this barrier a late warp
+         * read the next round's RUN on a poll round, fell one barrier out
+         * of step and ran an in-place command a second time. */
+        cta_sync();
         if (0 == blockIdx.x) {
             if (threadIdx.x < 32) {
                 uint32_t tag;
@@ -507,7 +526,7 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                     }
                 }
             }
-            __syncthreads();
+            cta_sync();
             if (LEAVE == state) {
                 return;
             }
@@ -518,11 +537,11 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                 *(volatile unsigned long long *) pub = pub_word(a.gen, false, cur) | kWriting;
                 __threadfence();
             }
-            __syncthreads();
+            cta_sync();
             for (int i = threadIdx.x; i < nw; i += blockDim.x) {
                 gwords[i] = words[i];
             }
-            __syncthreads();
+            cta_sync();
             if (0 == threadIdx.x) {
                 st_release_gpu(pub, pub_word(a.gen, false, cur));
             }
@@ -541,7 +560,7 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                     }
                 }
             }
-            __syncthreads();
+            cta_sync();
             if (LEAVE == state) {
                 return;
             }
@@ -551,14 +570,14 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
             for (int i = threadIdx.x; i < nw; i += blockDim.x) {
                 words[i] = *(volatile unsigned *) &gwords[i];
             }
-            __syncthreads();
+            cta_sync();
             if (0 == threadIdx.x) {
                 __threadfence();
                 if (*(volatile unsigned long long *) pub != seen) {
                     state = POLL;   /* rewritten under us: take the newer one */
                 }
             }
-            __syncthreads();
+            cta_sync();
             if (POLL == state) {
                 continue;
             }
@@ -566,7 +585,7 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
         if (0 == threadIdx.x) {
             decode(a, words, &c);
         }
-        __syncthreads();
+        cta_sync();
         const ll_ctx x = { a, c, 0, 0 };
         if (GPU_LL_CMD_WORK == c.cmd && has_work(x)) {
             if (0 == threadIdx.x && 0 == blockIdx.x) {
@@ -589,7 +608,6 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
             next = cur + 1;
         }
         idle_from = globaltimer();
-        __syncthreads();
     }
 }
 
