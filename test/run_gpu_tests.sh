@@ -1,7 +1,9 @@
 #!/bin/sh
 # GPU host: the allreduce suite and the suite of every other collective
 # (blocking and nonblocking) with 2 ranks on 2 GPUs and 4 ranks on 2 GPUs,
-# default selection and "--mca coll gpu" alone.
+# default selection and "--mca coll gpu" alone; the small calls both in the
+# resident kernel (the default with a GPU per rank; forced on for 4 ranks,
+# exiting after every call) and launched (coll_gpu_persist 0).
 # Usage: run_gpu_tests.sh BUILDDIR [--quick].  Ends with "N passed, N failed".
 B=${1:-$(pwd)}
 Q=$2
@@ -30,6 +32,9 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_colls 2" "test_gpu_colls 4" "test_gpu_colls 2 --mca coll gpu" \
            "test_gpu_colls 4 --mca coll_gpu_bcast_chain_min 0" \
            "test_gpu_colls 2 --mca coll_gpu_xchg_split 1 --mca coll_gpu_xchg_nblocks 64" \
+           "test_gpu_allreduce 2 --mca coll_gpu_persist 0" "test_gpu_colls 2 --mca coll_gpu_persist 0" \
+           "test_gpu_allreduce 4 --mca coll_gpu_persist 1 --mca coll_gpu_persist_idle_us 1" \
+           "test_gpu_colls 4 --mca coll_gpu_persist 1 --mca coll_gpu_persist_idle_us 1" \
            $HIER_CFGS; do
   envs=""
   case $cfg in
@@ -72,12 +77,17 @@ NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/
 NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
   $MPIRUN -x NVTX_INJECTION64_PATH -x NVTX_RECORD_FILE -np 2 \
   "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 -n 5 --no-nccl > /dev/null 2>&1
+# and without the resident kernel, which takes the small calls by default
+NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
+  $MPIRUN -x NVTX_INJECTION64_PATH -x NVTX_RECORD_FILE -np 2 --mca coll_gpu_persist 0 \
+  "$B/test/bench/gpucoll_bench" -c allreduce -e 64 -n 5 --no-nccl > /dev/null 2>&1
 pushes=$(cat "$rec"/nvtx.* 2>/dev/null | grep -c "^push coll/gpu")
 pops=$(cat "$rec"/nvtx.* 2>/dev/null | grep -c "^pop")
 echo "== NVTX ranges: $pushes pushed, $pops popped"
 cat "$rec"/nvtx.* 2>/dev/null | grep "^push" | sort | uniq -c | sort -rn | head -4
 if [ "$pushes" -gt 0 ] && [ "$pushes" -eq "$pops" ] &&
    grep -q "^push coll/gpu allreduce 8 B one-shot" "$rec"/nvtx.* &&
+   grep -q "^push coll/gpu allreduce 8 B persistent" "$rec"/nvtx.* &&
    grep -q "^push coll/gpu allreduce 1048576 B two-shot" "$rec"/nvtx.* &&
    grep -q "^push coll/gpu allgather 524288 B exchange-copy" "$rec"/nvtx.*; then
   pass=$((pass+1)); echo "PASS NVTX ranges name the collective, size and algorithm"
