@@ -5,6 +5,7 @@
  *
  *   test_topo_plan FIXTURE_DIR RESULTS_DIR
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,10 @@ static void test_model_vs_measured(void)
                     ++spikes;
                     continue;
                 }
+            } else if (0 == i && n > 1 && fabs(t[0] - t[1]) / t[1] > 0.1) {
+                /* the smallest size is latency-bound like the next one */
+                ++spikes;
+                continue;
             }
             pred = gpu_topo_predict(&node, &plan, M, colls[k].c, bytes[i], NULL, NULL);
             err = (pred - t[i]) / t[i];
