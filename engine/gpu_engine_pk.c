@@ -111,6 +111,7 @@ static gpu_status_t gpu_pk_launch(gpu_engine_comm_t *c, unsigned long long start
     a.min_piece = GPU_PK_MIN_PIECE;
     a.nranks = c->nranks;
     a.rank = c->rank;
+    a.stamps = gpu_log_enabled(10);
     a.gen = ++c->pk_gen;
     a.start = start;
     a.idle_ns = (unsigned long long) (c->p.persist_idle_us * 1e3);
@@ -158,10 +159,12 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t
         }
         if (b == busy) {
             volatile uint64_t *t = c->pk_mbox->stamp;
-            c->pk_span[0] += (double) (t[1] - t[0]) * 1e-3;
-            c->pk_span[1] += (double) (t[2] - t[1]) * 1e-3;
-            c->pk_span[2] += (double) (t[3] - t[2]) * 1e-3;
-            c->pk_span[3] += (gpu_clock_now() - c->t_submit) * 1e6;
+            if (gpu_log_enabled(10)) {
+                c->pk_span[0] += (double) (t[1] - t[0]) * 1e-3;
+                c->pk_span[1] += (double) (t[2] - t[1]) * 1e-3;
+                c->pk_span[2] += (double) (t[3] - t[2]) * 1e-3;
+                c->pk_span[3] += (gpu_clock_now() - c->t_submit) * 1e6;
+            }
             return GPU_OK;
         }
         if (gpu_pk_left_behind(c, d)) {

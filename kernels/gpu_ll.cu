@@ -342,7 +342,7 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
         return false;
     }
     send_pieces(x);
-    if (0 == threadIdx.x && 0 == blockIdx.x) {
+    if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
         a.mbox->stamp[1] = globaltimer();
     }
     if (p.self_src != p.self_dst && x.range(p.self_len, &off, &n)) {
@@ -364,21 +364,21 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
     if (!mine) {
         ok = 0;
     }
-    /* each thread's results and cleared lines performed before the block
-     * reports: measured, a fence by thread 0 alone let other warps' stores
-     * land after the host had seen "done" (and after the caller reused the
-     * buffer) */
+    /* each thread's results and cleared lines performed at GPU scope
+     * before the block reports (a cleared line must not land after the
+     * writer, told by our ack, has refilled it) */
     __threadfence();
     cta_sync();
     if (!ok) {
         return false;
     }
-    if (0 == threadIdx.x && 0 == blockIdx.x) {
+    if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
         a.mbox->stamp[2] = globaltimer();
     }
     if (0 == threadIdx.x) {
         /* and at system scope before the acks and the done word that lets
-         * the caller (the host, then its copies and kernels) go on */
+         * the caller (the host, then its copies and kernels) go on (a
+         * release-only fence measured the same: 2.1 us from here to done) */
         __threadfence_system();
         ack_readers(x);
     }
@@ -588,14 +588,14 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
         cta_sync();
         const ll_ctx x = { a, c, 0, 0 };
         if (GPU_LL_CMD_WORK == c.cmd && has_work(x)) {
-            if (0 == threadIdx.x && 0 == blockIdx.x) {
+            if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
                 a.mbox->stamp[0] = globaltimer();
             }
             if (!execute(a, c)) {
                 return;   /* the host reports the timeout and parks the rest */
             }
             if (0 == threadIdx.x) {
-                if (0 == blockIdx.x) {
+                if (a.stamps && 0 == blockIdx.x) {
                     a.mbox->stamp[3] = globaltimer();
                 }
                 a.mbox->done[blockIdx.x] = cur;

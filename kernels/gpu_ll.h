@@ -93,7 +93,9 @@ typedef struct {
     volatile uint64_t done[GPU_LL_MAX_BLOCKS];   /* last command each block finished */
     volatile uint64_t exit_word;                 /* gen << 32 | last command taken (low 32) */
     volatile uint64_t stamp[4];                  /* block 0, %globaltimer: command seen, sends
-                                                    issued, receives done, done written */
+                                                    issued, receives done, done written; only
+                                                    with stamps (each is a PCIe write the next
+                                                    system fence waits for) */
 } gpu_ll_mailbox_t;
 
 /* Per-rank scratch region, identical layout on every rank. */
@@ -109,6 +111,7 @@ typedef struct {
     size_t min_piece;           /* smallest piece a block takes (multiple of 8) */
     int nranks;
     int rank;
+    int stamps;                 /* write the phase stamps (verbose 10) */
     unsigned gen;               /* this launch's generation (16 bits used) */
     unsigned long long start;   /* first command number it may take */
     unsigned long long idle_ns;
