@@ -203,10 +203,14 @@ gpu_status_t gpu_topo_plan_build(const gpu_topo_node_t *n, int nnodes, int nloca
 }
 
 /* one intra-node algorithm class: lat + wire / bw + fill (1 - exp(-wire / w)) */
+static double gpu_curve(double lat, double eff, double fill, double w, double wire, double gbps)
+{
+    return lat + wire / (gbps * eff * 1e3) + fill * (1.0 - exp(-wire / w));
+}
+
 static double gpu_term(const gpu_topo_model_t *m, int cls, double wire, double gbps)
 {
-    return m->lat_us[cls] + wire / (gbps * m->eff[cls] * 1e3) +
-           m->fill_us[cls] * (1.0 - exp(-wire / m->fill_bytes[cls]));
+    return gpu_curve(m->lat_us[cls], m->eff[cls], m->fill_us[cls], m->fill_bytes[cls], wire, gbps);
 }
 
 /* The resident kernel takes a call on one node when the largest message
@@ -223,7 +227,8 @@ static int gpu_resident(const gpu_topo_model_t *m, gpu_coll_t coll, int nnodes, 
     if (1 != nnodes || l < 2 || per_peer > m->persist_max) {
         return 0;
     }
-    *t = m->res_lat_us[k] + wire / (bw * m->res_eff[k] * 1e3);
+    *t = gpu_curve(m->res_lat_us[k], m->res_eff[k], m->res_fill_us[k], m->res_fill_bytes[k], wire,
+                   bw);
     return 1;
 }
 
@@ -342,13 +347,15 @@ const gpu_topo_model_t gpu_topo_model_h200 = {
     .nvlink_gbps = 20.6,
     .pcie_gbps = { 0.0, 50.0, 45.0, 40.0, 25.0 },
     .chan_gbps = 20.6,
-    .lat_us = { 17.08, 22.14, 17.00, 1.00 },
-    .eff = { 0.5285, 0.9503, 1.0173, 0.8812 },
-    .fill_us = { 6.75, 18.78, 0.29, 22.73 },
-    .fill_bytes = { 4988717.0, 37965789.0, 22669.0, 2525.0 },
+    .lat_us = { 17.08, 19.99, 14.95, 12.47 },
+    .eff = { 0.5285, 0.9101, 1.0000, 0.8519 },
+    .fill_us = { 6.75, 6.16, 3.44, 12.04 },
+    .fill_bytes = { 4988717.0, 18133358.0, 40729.0, 5166.0 },
     .oneshot_max = 262144.0,
-    .res_lat_us = { 13.41, 11.64, 13.01 },
-    .res_eff = { 0.1256, 0.2975, 0.1484 },
+    .res_lat_us = { 11.70, 9.72, 12.84 },
+    .res_eff = { 0.3893, 1.2000, 0.1263 },
+    .res_fill_us = { 2.90, 3.92, 1.58 },
+    .res_fill_bytes = { 7376.0, 11852.0, 2168942.0 },
     .persist_max = 262144.0,
     .net_lat_us = 5.0,
     .nic_gbps = 50.0,
