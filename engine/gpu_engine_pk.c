@@ -158,8 +158,8 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t
             ++b;
         }
         if (b == busy) {
-            volatile uint64_t *t = c->pk_mbox->stamp;
             if (gpu_log_enabled(10)) {
+                volatile uint64_t *t = c->pk_mbox->stamp;
                 c->pk_span[0] += (double) (t[1] - t[0]) * 1e-3;
                 c->pk_span[1] += (double) (t[2] - t[1]) * 1e-3;
                 c->pk_span[2] += (double) (t[3] - t[2]) * 1e-3;

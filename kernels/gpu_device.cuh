@@ -28,6 +28,20 @@ __device__ __forceinline__ void st_release_sys(unsigned long long *p, unsigned l
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+/* GPU scope: flags that only this GPU's blocks read (the resident
+ * kernel's published command) */
+__device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_release_gpu(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 /* For hand-backs that publish no data: the reads they follow have already
  * returned their values (a block barrier separates them), so no fence. */
 __device__ __forceinline__ void st_relaxed_sys(unsigned long long *p, unsigned long long v)

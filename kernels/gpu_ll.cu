@@ -456,18 +456,6 @@ __device__ __forceinline__ unsigned long long pub_word(unsigned gen, bool quit,
     return ((unsigned long long) (gen & 0xffff) << 47) | (quit ? kQuit : 0) | (seq & kSeqMask);
 }
 
-__device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long *p)
-{
-    unsigned long long v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_release_gpu(unsigned long long *p, unsigned long long v)
-{
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
 enum { POLL = 0, RUN = 1, RUN_LEAVE = 2, LEAVE = 3 };
 
 /*
