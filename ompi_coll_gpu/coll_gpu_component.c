@@ -143,7 +143,7 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("stream_order", "1: a device collective first waits for work the "
                      "application queued on the legacy default stream before the call (a "
                      "cudaMemset or kernel not yet synchronized); 0: the application "
-                     "synchronizes its buffers itself (saves about a microsecond per call)",
+                     "synchronizes its buffers itself (saves about 2 us per small call, measured on H200)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->stream_order);
     mca_coll_gpu_reg("persist", "Blocking device collectives up to coll_gpu_persist_max_bytes run in a "
                      "kernel that stays resident between calls (no launch per call): -1 when "
