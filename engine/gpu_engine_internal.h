@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include "engine/gpu_engine.h"
+#include "engine/gpu_plan.h"
 #include "ipc/gpu_ipc.h"
 #include "kernels/gpu_ll.h"
 #include "topo/gpu_topo.h"
@@ -43,8 +44,7 @@ struct gpu_engine_comm {
     unsigned pk_gen;
     unsigned long long pk_dseq;              /* commands posted to our kernel */
     unsigned long long pk_seq;               /* collective calls run through it */
-    unsigned long long pk_last_seq[GPU_MAX_PEERS][2];  /* last call that wrote to a */
-    int pk_last_busy[GPU_MAX_PEERS][2];                /* (peer, parity) slot, its blocks */
+    gpu_ll_slots_t pk_slots;                 /* slot flow control (gpu_plan.h) */
     gpu_ll_mailbox_t *pk_mbox, *pk_mbox_dev;
     double pk_span[4];                       /* summed: GPU phases, host wait (verbose) */
     const gpu_boot_ops_t *boot;              /* the host collectives, for the scrub */

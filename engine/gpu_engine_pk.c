@@ -15,6 +15,7 @@
 #include "engine/gpu_engine_internal.h"
 #include "engine/gpu_plan.h"
 #include "util/gpu_clock.h"
+#include "util/gpu_cuda_drv.h"
 
 /* one 16-byte line per thread: smaller calls stay in one block */
 #define GPU_PK_MIN_PIECE ((size_t) 4096)
@@ -134,14 +135,15 @@ void gpu_engine_pk_park(gpu_engine_comm_t *c)
 {
     uint32_t w[GPU_LL_DESC_WORDS];
     gpu_xchg_plan_t none;
+    const gpu_ll_cmd_info_t quit = { .cmd = GPU_LL_CMD_QUIT, .op = GPU_OP_SUM, .dt = GPU_DT_U8,
+                                     .gen = c->pk_gen };
     int nw;
 
     if (!c->pk_alive) {
         return;
     }
     memset(&none, 0, sizeof(none));
-    nw = gpu_plan_ll_encode(&none, c->nranks, GPU_LL_CMD_QUIT, GPU_OP_SUM, GPU_DT_U8, c->pk_gen,
-                            0, NULL, NULL, w);
+    nw = gpu_plan_ll_encode(&none, c->nranks, &quit, w);
     gpu_pk_write(c, w, nw, ++c->pk_dseq);
     c->pk_alive = 0;
 }
@@ -215,6 +217,28 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t
     }
 }
 
+/* Managed memory may be resident in host memory, where the CPU reads it
+ * without this GPU in between: then the kernel fences at system scope
+ * before it reports.  A collective's receive buffer is one allocation, so
+ * its lowest address stands for all of it. */
+static int gpu_pk_cpu_reads_output(const gpu_xchg_plan_t *p, int rank, int n)
+{
+    const char *lo = NULL;
+    if (p->red_len > 0 && p->red_lo <= p->red_hi) {
+        lo = p->red_out;
+    }
+    if (p->self_len > 0 && p->self_src != p->self_dst && (NULL == lo || p->self_dst < lo)) {
+        lo = p->self_dst;
+    }
+    for (int q = 0; q < n; ++q) {
+        if (q != rank && p->recv_len[q] > 0 && GPU_XCHG_COPY == p->mode &&
+            (NULL == lo || p->recv_dst[q] < lo)) {
+            lo = p->recv_dst[q];
+        }
+    }
+    return NULL != lo && GPU_MEM_DEVICE != gpu_drv_mem_kind(lo, NULL, NULL);
+}
+
 /* Flags repeat every 2^31 calls: at each 2^30-th call every rank zeroes
  * its slots, then all meet, so no stale line can ever carry a live flag.
  * Every rank reaches this at the same call; nothing is in flight (each
@@ -250,6 +274,8 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu
     int wait_blocks[GPU_MAX_PEERS];
     const int busy = gpu_plan_ll_busy_blocks(plan, c->rank, c->nranks, c->pk_blocks, GPU_PK_MIN_PIECE);
     const unsigned long long seq = ++c->pk_seq;
+    gpu_ll_cmd_info_t info = { .cmd = GPU_LL_CMD_WORK, .op = op, .dt = dt, .seq = seq, .busy = busy, .wait_seq = wait_seq,
+                               .wait_blocks = wait_blocks };
     unsigned long long d;
     gpu_status_t st;
     int nw;
@@ -262,6 +288,10 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu
             return st;
         }
     }
+    /* a slot is rewritten only after every reader block of its last call
+     * acked, or the call in between proved it */
+    gpu_plan_ll_slots(&c->pk_slots, plan, c->rank, c->nranks, c->pk_blocks, GPU_PK_MIN_PIECE, seq,
+                      wait_seq, wait_blocks);
     if (0 == busy) {
         /* nothing for this rank; the others skip our share too */
         c->t_submit = c->t_launch;
@@ -279,6 +309,7 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu
             return GPU_ERR_CUDA;
         }
     }
+    info.sys_fence = gpu_pk_cpu_reads_output(plan, c->rank, c->nranks);
     d = ++c->pk_dseq;
     if (!c->pk_alive || gpu_pk_left_behind(c, d)) {
         st = gpu_pk_launch(c, d);
@@ -286,18 +317,8 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu
             return st;
         }
     }
-    /* a slot is rewritten only after every reader block of its last call acked */
-    for (int q = 0; q < c->nranks; ++q) {
-        wait_seq[q] = c->pk_last_seq[q][seq & 1];
-        wait_blocks[q] = c->pk_last_busy[q][seq & 1];
-        if (q != c->rank && plan->send_len[q] > 0) {
-            c->pk_last_seq[q][seq & 1] = seq;
-            c->pk_last_busy[q][seq & 1] =
-                gpu_ll_blocks_for(plan->send_len[q], c->pk_blocks, GPU_PK_MIN_PIECE);
-        }
-    }
-    nw = gpu_plan_ll_encode(plan, c->nranks, GPU_LL_CMD_WORK, op, dt, c->pk_gen, seq, wait_seq,
-                            wait_blocks, w);
+    info.gen = c->pk_gen;
+    nw = gpu_plan_ll_encode(plan, c->nranks, &info, w);
     gpu_pk_write(c, w, nw, d);
     c->t_submit = gpu_clock_now();
     return gpu_pk_wait(c, what, w, nw, d, busy);

@@ -308,18 +308,18 @@ static void gpu_plan_put_ptr(uint32_t *w, int i, const void *p)
 }
 
 /* The descriptor words of a command (layout in kernels/gpu_ll.h). */
-int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, int cmd, gpu_op_t op,
-                       gpu_dtype_t dt, unsigned gen, unsigned long long seq,
-                       const unsigned long long *wait_seq, const int *wait_blocks, uint32_t *w)
+int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, const gpu_ll_cmd_info_t *info,
+                       uint32_t *w)
 {
     const int nw = GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * nranks;
     memset(w, 0, sizeof(uint32_t) * (size_t) nw);
-    w[GPU_LL_W_CMD] = (uint32_t) cmd | (uint32_t) (p->mode & 1) << 4 |
-                      (uint32_t) (p->in_place ? 1 : 0) << 5 | (uint32_t) op << 8 |
-                      (uint32_t) dt << 16;
-    w[GPU_LL_W_GEN] = gen;
-    w[GPU_LL_W_SEQ] = (uint32_t) seq;
-    w[GPU_LL_W_SEQ + 1] = (uint32_t) (seq >> 32);
+    w[GPU_LL_W_CMD] = (uint32_t) info->cmd | (uint32_t) (p->mode & 1) << 4 |
+                      (uint32_t) (p->in_place ? 1 : 0) << 5 |
+                      (uint32_t) (info->sys_fence ? 1 : 0) << 6 | (uint32_t) info->op << 8 |
+                      (uint32_t) info->dt << 16 | (uint32_t) (info->busy & 63) << 24;
+    w[GPU_LL_W_GEN] = info->gen;
+    w[GPU_LL_W_SEQ] = (uint32_t) info->seq;
+    w[GPU_LL_W_SEQ + 1] = (uint32_t) (info->seq >> 32);
     gpu_plan_put_ptr(w, GPU_LL_W_RED_SELF, p->red_self);
     gpu_plan_put_ptr(w, GPU_LL_W_RED_OUT, p->red_out);
     w[GPU_LL_W_RED_LEN] = (uint32_t) p->red_len;
@@ -330,17 +330,47 @@ int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, int cmd, gpu_op_t o
     w[GPU_LL_W_SELF_LEN] = (uint32_t) p->self_len;
     for (int q = 0; q < nranks; ++q) {
         uint32_t *e = w + GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * q;
+        const int wb = NULL != info->wait_blocks ? info->wait_blocks[q] : 0;
+        const unsigned long long ws = NULL != info->wait_seq ? info->wait_seq[q] : 0;
         gpu_plan_put_ptr(e, GPU_LL_P_SEND_SRC, p->send_src[q]);
-        e[GPU_LL_P_SEND_LEN] = (uint32_t) p->send_len[q] |
-                               (uint32_t) (NULL != wait_blocks ? wait_blocks[q] : 0) << 24;
+        e[GPU_LL_P_SEND_LEN] = (uint32_t) p->send_len[q] | (uint32_t) wb << 24;
         gpu_plan_put_ptr(e, GPU_LL_P_RECV_DST, p->recv_dst[q]);
         e[GPU_LL_P_RECV_LEN] = (uint32_t) p->recv_len[q];
-        if (NULL != wait_seq) {
-            e[GPU_LL_P_WAIT_SEQ] = (uint32_t) wait_seq[q];
-            e[GPU_LL_P_WAIT_SEQ + 1] = (uint32_t) (wait_seq[q] >> 32);
-        }
+        e[GPU_LL_P_WAIT_SEQ] = (uint32_t) ws;
+        e[GPU_LL_P_WAIT_SEQ + 1] = (uint32_t) (ws >> 32);
     }
     return nw;
+}
+
+void gpu_plan_ll_slots(gpu_ll_slots_t *s, const gpu_xchg_plan_t *p, int rank, int n,
+                       int nblocks, size_t min_piece, unsigned long long seq,
+                       unsigned long long *wait_seq, int *wait_blocks)
+{
+    const int par = (int) (seq & 1);
+    for (int q = 0; q < n; ++q) {
+        const size_t piece = gpu_ll_piece(p->send_len[q], nblocks, min_piece);
+        wait_seq[q] = s->last_seq[q][par];
+        wait_blocks[q] = s->last_blocks[q][par];
+        if (piece == s->last_piece[q][par] && s->prev_recv[q] >= wait_blocks[q]) {
+            wait_blocks[q] = 0;
+        }
+        if (q != rank && p->send_len[q] > 0) {
+            s->last_seq[q][par] = seq;
+            s->last_blocks[q][par] = gpu_ll_blocks_for(p->send_len[q], nblocks, min_piece);
+            s->last_piece[q][par] = piece;
+        }
+    }
+    for (int q = 0; q < n; ++q) {
+        size_t got = 0;
+        if (q == rank) {
+            got = 0;
+        } else if (GPU_XCHG_COPY == p->mode) {
+            got = p->recv_len[q];
+        } else if (q >= p->red_lo && q <= p->red_hi) {
+            got = p->red_len;
+        }
+        s->prev_recv[q] = gpu_ll_blocks_for(got, nblocks, min_piece);
+    }
 }
 
 /* Leading blocks with a piece of this rank's side of the plan. */

@@ -51,11 +51,47 @@ int gpu_plan_work(const gpu_xchg_plan_t *p, int rank, int n, size_t *lens);
 /* The largest of them: the size a user would name for this rank. */
 size_t gpu_plan_max_len(const gpu_xchg_plan_t *p, int rank, int n);
 
+/* What a persistent-engine command carries besides the plan. */
+typedef struct {
+    int cmd;                /* GPU_LL_CMD_* */
+    gpu_op_t op;
+    gpu_dtype_t dt;
+    unsigned gen;           /* kernel generation it is for */
+    unsigned long long seq; /* collective call, same on every rank */
+    int busy;               /* leading blocks with work on this rank */
+    int sys_fence;          /* an output may be read by the CPU in place */
+    const unsigned long long *wait_seq;  /* per peer, or NULL */
+    const int *wait_blocks;              /* per peer, or NULL */
+} gpu_ll_cmd_info_t;
+
 /* The persistent engine's descriptor of a plan (words of kernels/gpu_ll.h);
  * returns how many words. */
-int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, int cmd, gpu_op_t op, gpu_dtype_t dt,
-                       unsigned gen, unsigned long long seq, const unsigned long long *wait_seq,
-                       const int *wait_blocks, uint32_t *w);
+int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, const gpu_ll_cmd_info_t *info,
+                       uint32_t *w);
+
+/*
+ * Slot flow control of the persistent engine, kept by the host per
+ * communicator: before this rank rewrites its (peer, parity) slot, the
+ * reader blocks of the slot's previous call must have acked.  The wait is
+ * dropped when the call just before this one proves it: if each of those
+ * reader blocks sent us lines in that call (which it does only after
+ * finishing its earlier reads) and the pieces are cut the same way (so
+ * our block b writes what their block b read), our block b has already
+ * waited for exactly that.
+ */
+typedef struct {
+    unsigned long long last_seq[GPU_MAX_PEERS][2];  /* last call that wrote the slot */
+    int last_blocks[GPU_MAX_PEERS][2];              /* its reader blocks */
+    size_t last_piece[GPU_MAX_PEERS][2];            /* its piece size */
+    int prev_recv[GPU_MAX_PEERS];   /* blocks that read from each peer in the last call */
+} gpu_ll_slots_t;
+
+/* Call seq (every call, also those this rank has nothing in): fills the
+ * acks to wait for per peer (wait_seq, wait_blocks; 0 blocks: none) and
+ * records the call. */
+void gpu_plan_ll_slots(gpu_ll_slots_t *s, const gpu_xchg_plan_t *p, int rank, int n,
+                       int nblocks, size_t min_piece, unsigned long long seq,
+                       unsigned long long *wait_seq, int *wait_blocks);
 /* Leading blocks of nblocks with a piece of this rank's side of the plan. */
 int gpu_plan_ll_busy_blocks(const gpu_xchg_plan_t *p, int rank, int nranks, int nblocks,
                             size_t min_piece);

@@ -15,7 +15,7 @@ constexpr int kThreads = 512;
 
 /* The command as one block sees it, decoded into shared memory. */
 struct ll_cmd {
-    int cmd, mode, in_place, op, dt;
+    int cmd, mode, in_place, sys_fence, op, dt;
     unsigned gen;
     unsigned long long seq;
     unsigned long long wait_seq[GPU_MAX_PEERS];
@@ -62,13 +62,6 @@ __device__ __forceinline__ bool ll_try(const char *src, uint32_t flag, unsigned 
     }
     *v = (unsigned long long) a | ((unsigned long long) b << 32);
     return true;
-}
-
-/* A consumed line is cleared, so it cannot match a later call's flag
- * even if that call reads before its writer wrote. */
-__device__ __forceinline__ void ll_zero(char *line)
-{
-    *reinterpret_cast<uint4 *>(line) = make_uint4(0, 0, 0, 0);
 }
 
 /* Up to 8 bytes of user memory, at the widest access the address allows. */
@@ -170,8 +163,6 @@ __device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n)
                 } else if (!x.get(s, idx, &v.u)) {
                     ok = false;
                     break;
-                } else {
-                    ll_zero(x.line(x.a.rank, s, idx));
                 }
                 if (s == p.red_lo) {
                     acc = v;
@@ -281,7 +272,6 @@ __device__ bool recv_copies(const ll_ctx &x)
                 ok = false;
                 break;
             }
-            ll_zero(x.line(x.a.rank, s, idx));
             store8(p.recv_dst[s] + pos, v, n - j * GPU_LL_PAYLOAD);
         }
     }
@@ -364,9 +354,9 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
     if (!mine) {
         ok = 0;
     }
-    /* each thread's results and cleared lines performed at GPU scope
-     * before the block reports (a cleared line must not land after the
-     * writer, told by our ack, has refilled it) */
+    /* each thread's results performed at GPU scope before the block
+     * reports: whatever reads them next (the application's kernels and
+     * copies, a peer over NVLink) reads through this GPU's L2 */
     __threadfence();
     cta_sync();
     if (!ok) {
@@ -376,10 +366,14 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
         a.mbox->stamp[2] = globaltimer();
     }
     if (0 == threadIdx.x) {
-        /* and at system scope before the acks and the done word that lets
-         * the caller (the host, then its copies and kernels) go on (a
-         * release-only fence measured the same: 2.1 us from here to done) */
-        __threadfence_system();
+        /* Managed output may live in host memory, where the CPU reads it
+         * without going through this GPU: then the results must be
+         * performed at system scope before the done word (1-2 us here,
+         * so only when the host said so).  The acks need no fence: they
+         * only say that our reads of the writer's lines have returned. */
+        if (c.sys_fence) {
+            __threadfence_system();
+        }
         ack_readers(x);
     }
     return true;
@@ -421,6 +415,7 @@ __device__ void decode(const gpu_ll_args_t &a, const unsigned *w, ll_cmd *c)
     c->cmd = (int) (w[GPU_LL_W_CMD] & 15);
     c->mode = (int) ((w[GPU_LL_W_CMD] >> 4) & 1);
     c->in_place = (int) ((w[GPU_LL_W_CMD] >> 5) & 1);
+    c->sys_fence = (int) ((w[GPU_LL_W_CMD] >> 6) & 1);
     c->op = (int) ((w[GPU_LL_W_CMD] >> 8) & 255);
     c->dt = (int) ((w[GPU_LL_W_CMD] >> 16) & 255);
     c->gen = w[GPU_LL_W_GEN];
@@ -458,22 +453,46 @@ __device__ __forceinline__ unsigned long long pub_word(unsigned gen, bool quit,
 
 enum { POLL = 0, RUN = 1, RUN_LEAVE = 2, LEAVE = 3 };
 
+/* Block 0 hands command cur to the other blocks (the seqlock of k_ll). */
+__device__ void publish(unsigned long long *pub, unsigned *gwords, const unsigned *words, int nw,
+                        unsigned gen, unsigned long long cur)
+{
+    if (0 == threadIdx.x) {
+        *(volatile unsigned long long *) pub = pub_word(gen, false, cur) | kWriting;
+        __threadfence();
+    }
+    cta_sync();
+    for (int i = threadIdx.x; i < nw; i += blockDim.x) {
+        gwords[i] = words[i];
+    }
+    cta_sync();
+    if (0 == threadIdx.x) {
+        st_release_gpu(pub, pub_word(gen, false, cur));
+    }
+}
+
 /*
  * Block 0 alone reads the host mailbox (every block polling host memory
  * made each fence cost microseconds) and publishes each command in device
  * memory: the raw words, then a word (gen, quit, sequence) the other
  * blocks poll in L2.  The words are a seqlock: a block with no work in a
  * command may still be copying them when block 0 publishes the next one,
- * so block 0 marks the word "writing" first and readers re-check it.  Block 0 alone decides to quit, so a command is either
- * published (and every block with work in it runs it, even after a quit)
- * or not taken at all (the exit word says so and the host relaunches).
+ * so block 0 marks the word "writing" first and readers re-check it.
+ * Commands that only block 0 has work in are not published at all; the
+ * other blocks skip them (their `next` jumps), which is why a quit word
+ * names the last command *published*, not the last one taken: a block
+ * that has not run that one yet runs it and leaves, any other leaves.
+ * Block 0 alone decides to quit, so a command is either published (and
+ * every block with work in it runs it, even after a quit), taken by block
+ * 0 alone, or not taken at all (the exit word says so and the host
+ * relaunches).
  */
 __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
 {
     __shared__ unsigned words[GPU_LL_DESC_WORDS];
     __shared__ ll_cmd c;
     __shared__ int state;
-    __shared__ unsigned long long next, cur, seen;
+    __shared__ unsigned long long next, cur, seen, published;
     char *region = a.peer_base[a.rank] + a.region_off;
     unsigned long long *pub = reinterpret_cast<unsigned long long *>(region + GPU_LL_CTL_OFF);
     unsigned *gwords = reinterpret_cast<unsigned *>(region + GPU_LL_CMD_OFF);
@@ -482,6 +501,7 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
 
     if (0 == threadIdx.x) {
         next = a.start;
+        published = a.start - 1;
     }
     for (;;) {
         /* Every warp must have read last round's state, cur and command
@@ -501,7 +521,7 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                             GPU_LL_CMD_QUIT == (words[GPU_LL_W_CMD] & 15)) {
                             /* parked, or a newer launch took over: nothing
                              * of ours is outstanding (the host waited) */
-                            st_release_gpu(pub, pub_word(a.gen, true, next - 1));
+                            st_release_gpu(pub, pub_word(a.gen, true, published));
                             state = LEAVE;
                         } else {
                             cur = next + (unsigned) ahead;
@@ -509,7 +529,7 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                         }
                     } else if (globaltimer() - idle_from > a.idle_ns) {
                         a.mbox->exit_word = ((uint64_t) a.gen << 32) | (uint32_t) (next - 1);
-                        st_release_gpu(pub, pub_word(a.gen, true, next - 1));
+                        st_release_gpu(pub, pub_word(a.gen, true, published));
                         state = LEAVE;
                     }
                 }
@@ -521,17 +541,13 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
             if (POLL == state) {
                 continue;
             }
-            if (0 == threadIdx.x) {
-                *(volatile unsigned long long *) pub = pub_word(a.gen, false, cur) | kWriting;
-                __threadfence();
-            }
-            cta_sync();
-            for (int i = threadIdx.x; i < nw; i += blockDim.x) {
-                gwords[i] = words[i];
-            }
-            cta_sync();
-            if (0 == threadIdx.x) {
-                st_release_gpu(pub, pub_word(a.gen, false, cur));
+            /* a command only block 0 has work in (up to 4 KiB a pair) is
+             * not forwarded: that saves its small calls about 0.3 us */
+            if (gpu_ll_cmd_busy(words[GPU_LL_W_CMD]) > 1) {
+                publish(pub, gwords, words, nw, a.gen, cur);
+                if (0 == threadIdx.x) {
+                    published = cur;
+                }
             }
         } else {
             if (0 == threadIdx.x) {

@@ -15,14 +15,20 @@
  * sequence, top bit set), written with one 16-byte store into the reader's
  * slot.  A reader polling its own memory sees a line only when both flags
  * carry this call's value, so no fence and no separate ready flag sit
- * between the data and its reader.  After reading, each reader block writes
- * an ack (the call's sequence) into the writer's memory; before a writer
- * reuses a (reader, parity) slot it waits for the acks of every reader block
- * that read the slot's previous call (the host tracks which call and how
- * many blocks and puts both in the descriptor).  Nothing in the steady state
- * needs a system-scope fence: on this host one costs about 5 us while the
- * blocks poll host memory.  Flags repeat after 2^31 calls, so every 2^30
- * calls the host zeroes the slots collectively (gpu_engine_pk.c).
+ * between the data and its reader, and a line left over from an older
+ * call never matches (flags repeat only after 2^31 calls; every 2^30
+ * calls the host zeroes the slots collectively, gpu_engine_pk.c), so read
+ * lines are not cleared.  After reading, each reader block writes an ack
+ * (the call's sequence) into the writer's memory; before a writer reuses a
+ * (reader, parity) slot it waits for the acks of every reader block that
+ * read the slot's previous call.  The host tracks which call and how many
+ * blocks and puts both in the descriptor, and drops the wait when the
+ * call in between already proves it (gpu_plan_ll_slots: those reader
+ * blocks sent us their lines since, which they do only after finishing
+ * their reads), as for back-to-back allreduces.  Nothing needs a
+ * system-scope fence (1-2 us here) unless an output is managed memory
+ * that the CPU may read in place: the host sets the command's sys_fence
+ * bit then.
  *
  * Any exchange plan (gpu_xchg_plan_t, see gpu_kernels.h) without relays
  * runs here: allreduce is the REDUCE plan "everyone sends all to everyone".
@@ -62,7 +68,8 @@ extern "C" {
 #define GPU_LL_PAYLOAD 8        /* data bytes it carries */
 
 enum {
-    GPU_LL_W_CMD = 0,       /* cmd | mode << 4 | in_place << 5 | op << 8 | dt << 16 */
+    GPU_LL_W_CMD = 0,       /* cmd | mode << 4 | in_place << 5 | sys_fence << 6 | op << 8 |
+                               dt << 16 | busy blocks << 24 */
     GPU_LL_W_GEN = 1,       /* kernel generation the command is for */
     GPU_LL_W_SEQ = 2,       /* collective sequence, same on every rank (2 words) */
     GPU_LL_W_RED_SELF = 4,  /* pointers take 2 words, low half first */
@@ -121,6 +128,12 @@ typedef struct {
 } gpu_ll_args_t;
 
 /* host and device, like the exchange kernel's chunking (gpu_kernels.h) */
+/* Blocks with work on the issuing rank, from the command word. */
+GPU_XCHG_HD int gpu_ll_cmd_busy(uint32_t cmd_word)
+{
+    return (int) ((cmd_word >> 24) & 63);
+}
+
 /* Piece of a len-byte pair that each block takes: the same at both ends. */
 GPU_XCHG_HD size_t gpu_ll_piece(size_t len, int nblocks, size_t min_piece)
 {

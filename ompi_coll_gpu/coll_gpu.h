@@ -41,6 +41,13 @@ typedef enum {
     MCA_COLL_GPU_ALGO_STAGED = 3
 } mca_coll_gpu_algo_t;
 
+/* coll_gpu_stream_order */
+enum {
+    MCA_COLL_GPU_ORDER_NONE = 0,
+    MCA_COLL_GPU_ORDER_FIRST_USE = 1,
+    MCA_COLL_GPU_ORDER_EVERY_CALL = 2
+};
+
 typedef struct mca_coll_gpu_component_t {
     mca_coll_base_component_2_0_0_t super;
 

@@ -140,10 +140,14 @@ static int mca_coll_gpu_register(void)
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
                      "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
                      OPAL_INFO_LVL_6, &c->bcast_chain_min);
-    mca_coll_gpu_reg("stream_order", "1: a device collective first waits for work the "
-                     "application queued on the legacy default stream before the call (a "
-                     "cudaMemset or kernel not yet synchronized); 0: the application "
-                     "synchronizes its buffers itself (saves about 2 us per small call, measured on H200)",
+    mca_coll_gpu_reg("stream_order", "Ordering after the application's own device work, "
+                     "which CUDA-aware MPI leaves to the application (kernels and *Async "
+                     "calls: synchronize before the call). 1: at the first use of each "
+                     "allocation wait for the legacy default stream once and mark the "
+                     "allocation SYNC_MEMOPS, so its cudaMemcpy/cudaMemset are complete when "
+                     "they return (as Open MPI and UCX do); 2: also wait for all legacy-stream "
+                     "work at every call (a kernel not synchronized; about 1.3 us per call "
+                     "on H200); 0: nothing",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->stream_order);
     mca_coll_gpu_reg("persist", "Blocking device collectives up to coll_gpu_persist_max_bytes run in a "
                      "kernel that stays resident between calls (no launch per call): -1 when "

@@ -160,7 +160,7 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     hp.beta_Bps = c->net_bandwidth * 1e9;
     hp.algo = 1 == c->net_algorithm ? GPU_INTER_RING
               : 2 == c->net_algorithm ? GPU_INTER_RD : GPU_INTER_AUTO;
-    hp.order_legacy = c->stream_order;
+    hp.order_legacy = MCA_COLL_GPU_ORDER_EVERY_CALL == c->stream_order;
     if (!mca_coll_gpu_all_ok(m, GPU_OK == gpu_hier_create(m->node_engine, &gpu_ucx_net_ops, m->net,
                                                           gpu_ucx_direct(m->net), &layout, &hp,
                                                           &m->hier))) {

@@ -152,10 +152,20 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
 
 int mca_coll_gpu_is_device(const void *buf)
 {
+    int marked = 1;
     if (MPI_IN_PLACE == buf || NULL == buf) {
         return 0;
     }
-    return GPU_MEM_HOST != gpu_drv_mem_kind(buf, NULL);
+    if (GPU_MEM_HOST == gpu_drv_mem_kind(buf, NULL, MCA_COLL_GPU_ORDER_FIRST_USE ==
+                                         mca_coll_gpu_component.stream_order ? &marked : NULL)) {
+        return 0;
+    }
+    if (!marked) {
+        /* first use of this allocation, or one the driver cannot mark
+         * (then every call waits) */
+        (void) gpu_drv_first_use(buf);
+    }
+    return 1;
 }
 
 int mca_coll_gpu_status_to_mpi(gpu_status_t st)
@@ -209,7 +219,7 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
                   : (c->nthreads > 1024 ? 1024 : c->nthreads);
     p->oneshot_blocks = c->oneshot_blocks;
     p->timeout_s = c->timeout > 0 ? c->timeout : 60.0;
-    p->order_legacy = c->stream_order;
+    p->order_legacy = MCA_COLL_GPU_ORDER_EVERY_CALL == c->stream_order;
     p->persist = c->persist;
     p->persist_max_bytes = (c->persist_max_bytes < GPU_LL_MAX_BYTES ? c->persist_max_bytes
                                                                       : GPU_LL_MAX_BYTES) /

@@ -9,8 +9,11 @@
 typedef int cu_result_t;
 typedef void *cu_context_t;
 typedef unsigned long long cu_deviceptr_t;
+typedef void *cu_stream_t;
+#define CU_STREAM_LEGACY_HANDLE ((cu_stream_t) 0x1)
 enum {
     CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    CU_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6,
     CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
 };
@@ -26,8 +29,10 @@ static struct {
     cu_result_t (*pointer_get_attributes)(unsigned, int *, void **, cu_deviceptr_t);
     cu_result_t (*device_by_busid)(int *, const char *);
     cu_result_t (*can_access_peer)(int *, int, int);
+    cu_result_t (*pointer_set_attribute)(const void *, int, cu_deviceptr_t);
+    cu_result_t (*stream_synchronize)(cu_stream_t);
 } gpu_drv = { PTHREAD_ONCE_INIT, GPU_ERR_UNSUPPORTED, "not initialised", NULL, NULL, NULL, NULL,
-              NULL, NULL };
+              NULL, NULL, NULL, NULL };
 
 static void gpu_drv_load(void)
 {
@@ -46,6 +51,10 @@ static void gpu_drv_load(void)
     /* optional: topology discovery asks for peer access by PCI id */
     gpu_drv.device_by_busid = (cu_result_t (*)(int *, const char *)) dlsym(lib, "cuDeviceGetByPCIBusId");
     gpu_drv.can_access_peer = (cu_result_t (*)(int *, int, int)) dlsym(lib, "cuDeviceCanAccessPeer");
+    /* optional: first-use ordering of user buffers (gpu_drv_first_use) */
+    gpu_drv.pointer_set_attribute = (cu_result_t (*)(const void *, int, cu_deviceptr_t))
+        dlsym(lib, "cuPointerSetAttribute");
+    gpu_drv.stream_synchronize = (cu_result_t (*)(cu_stream_t)) dlsym(lib, "cuStreamSynchronize");
     if (NULL == gpu_drv.init || NULL == gpu_drv.device_get_count ||
         NULL == gpu_drv.ctx_get_current || NULL == gpu_drv.pointer_get_attributes) {
         gpu_drv.why = "CUDA driver lacks cuPointerGetAttributes (too old)";
@@ -81,27 +90,50 @@ int gpu_drv_has_context(void)
     return 0 == gpu_drv.ctx_get_current(&ctx) && NULL != ctx;
 }
 
-gpu_mem_kind_t gpu_drv_mem_kind(const void *ptr, int *device)
+gpu_mem_kind_t gpu_drv_mem_kind(const void *ptr, int *device, int *sync_memops)
 {
     unsigned mem_type = 0;
-    int managed = 0, ordinal = -1;
-    int attrs[3] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL };
-    void *vals[3] = { &mem_type, &managed, &ordinal };
+    int managed = 0, ordinal = -1, sync = 0;
+    int attrs[4] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS };
+    void *vals[4] = { &mem_type, &managed, &ordinal, &sync };
 
     if (NULL == ptr || !gpu_drv_has_context()) {
         return GPU_MEM_HOST;
     }
-    if (0 != gpu_drv.pointer_get_attributes(3, attrs, vals, (cu_deviceptr_t) (uintptr_t) ptr)) {
+    /* a driver that cannot tell SYNC_MEMOPS for some memory (VMM before
+     * CUDA 12.1) must not turn device memory into "host": ask again
+     * without it, and report it unmarked */
+    if (0 != gpu_drv.pointer_get_attributes(NULL != sync_memops ? 4 : 3, attrs, vals,
+                                            (cu_deviceptr_t) (uintptr_t) ptr) &&
+        (NULL == sync_memops ||
+         0 != gpu_drv.pointer_get_attributes(3, attrs, vals, (cu_deviceptr_t) (uintptr_t) ptr))) {
         return GPU_MEM_HOST;
     }
     if (NULL != device) {
         *device = ordinal;
     }
+    if (NULL != sync_memops) {
+        *sync_memops = sync;
+    }
     if (managed) {
         return GPU_MEM_MANAGED;
     }
     return (CU_MEMORYTYPE_DEVICE == mem_type) ? GPU_MEM_DEVICE : GPU_MEM_HOST;
+}
+
+int gpu_drv_first_use(const void *ptr)
+{
+    const unsigned one = 1;
+    if (GPU_OK != gpu_drv.status || NULL == gpu_drv.stream_synchronize ||
+        NULL == gpu_drv.pointer_set_attribute) {
+        return 0;
+    }
+    /* an error here is the application's own (a failed kernel of its):
+     * its next CUDA call reports it, and our copies and kernels would too */
+    (void) gpu_drv.stream_synchronize(CU_STREAM_LEGACY_HANDLE);
+    return 0 == gpu_drv.pointer_set_attribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+                                              (cu_deviceptr_t) (uintptr_t) ptr);
 }
 
 int gpu_drv_can_access_peer(const char *busid_a, const char *busid_b)

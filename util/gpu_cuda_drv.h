@@ -23,8 +23,19 @@ typedef enum {
  * *why set when there is no driver or no device. */
 gpu_status_t gpu_drv_init(const char **why);
 
-/* Kind of memory at ptr and, for device memory, its device ordinal. */
-gpu_mem_kind_t gpu_drv_mem_kind(const void *ptr, int *device);
+/* Kind of memory at ptr and, for device memory, its device ordinal and
+ * whether its allocation is marked CU_POINTER_ATTRIBUTE_SYNC_MEMOPS (each
+ * output may be NULL). */
+gpu_mem_kind_t gpu_drv_mem_kind(const void *ptr, int *device, int *sync_memops);
+
+/* First use of a device allocation by a collective: wait for the work the
+ * application queued on the legacy default stream (a synchronous
+ * cudaMemcpy or cudaMemset into it may still be in flight when it
+ * returns), then mark the allocation SYNC_MEMOPS so later synchronous
+ * memory operations on it are complete when they return, as Open MPI's
+ * and UCX's CUDA support do.  1 when marked; 0 when the driver refuses
+ * (managed memory, say): the caller then waits at every call. */
+int gpu_drv_first_use(const void *ptr);
 
 /* cuDeviceCanAccessPeer by PCI bus id: 1 yes, 0 no, -1 cannot tell
  * (no driver, unknown device).  Needs no context. */

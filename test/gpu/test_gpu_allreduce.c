@@ -6,6 +6,7 @@
  * are poisoned before each call.  Prints "N passed, N failed" on rank 0.
  *
  *   test_gpu_allreduce [--quick]
+ *   GPUCOLL_TEST_ORDER=stale test_gpu_allreduce   only the ordering case, expecting stale reads
  */
 #include <math.h>
 #include <mpi.h>
@@ -308,6 +309,64 @@ static void user_vec_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
     }
 }
 
+/*
+ * Ordering after the application's synchronous copies (coll_gpu_stream_order
+ * 1): a device-to-device cudaMemcpy returns before it runs when it waits
+ * behind about 3 ms of memsets on the legacy stream; the collective must
+ * still read what it copies -- at the allocation's first use through the
+ * component's one wait, later because the allocation is then marked
+ * SYNC_MEMOPS and the copy itself waits.  With GPUCOLL_TEST_ORDER=stale
+ * (run with coll_gpu_stream_order 0, nothing ordered) the same calls must
+ * read stale data: the check can fail.
+ */
+static void order_case(void)
+{
+    const size_t count = 4096, bytes = count * sizeof(int), big_bytes = (size_t) 256 << 20;
+    const char *mode = getenv("GPUCOLL_TEST_ORDER");
+    const int expect_stale = NULL != mode && 0 == strcmp(mode, "stale");
+    int n, stale = 0, *h = malloc(bytes), *out = malloc(bytes);
+    void *big, *src, *in, *res;
+    char what[96];
+
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    CK(cudaMalloc(&big, big_bytes));
+    CK(cudaMalloc(&src, bytes));
+    CK(cudaMalloc(&in, bytes));
+    CK(cudaMalloc(&res, bytes));
+    CK(cudaMemset(in, 0, bytes));
+    CK(cudaDeviceSynchronize());
+    for (int it = 1; it <= 3; ++it) {
+        int ok = 1;
+        for (size_t k = 0; k < count; ++k) h[k] = (wrank + 1) * it + (int) (k % 13);
+        CK(cudaMemcpy(src, h, bytes, cudaMemcpyHostToDevice));
+        CK(cudaDeviceSynchronize());
+        for (int j = 0; j < 40; ++j) CK(cudaMemsetAsync(big, j, big_bytes, cudaStreamLegacy));
+        CK(cudaMemcpy(in, src, bytes, cudaMemcpyDeviceToDevice));
+        MPI_Allreduce(in, res, (int) count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CK(cudaMemcpy(out, res, bytes, cudaMemcpyDeviceToHost));
+        for (size_t k = 0; k < count; ++k) {
+            ok = ok && out[k] == it * n * (n + 1) / 2 + n * (int) (k % 13);
+        }
+        stale += !ok;
+        if (!expect_stale) {
+            snprintf(what, sizeof(what), "world order after a queued cudaMemcpy, call %d (%s use)",
+                     it, 1 == it ? "first" : "later");
+            record(MPI_COMM_WORLD, ok, what);
+        }
+    }
+    if (expect_stale) {
+        int any = 0;
+        MPI_Allreduce(&stale, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        record(MPI_COMM_WORLD, any > 0, "world stream_order 0 reads stale data (negative control)");
+    }
+    CK(cudaFree(res));
+    CK(cudaFree(in));
+    CK(cudaFree(src));
+    CK(cudaFree(big));
+    free(out);
+    free(h);
+}
+
 static void matrix(MPI_Comm comm, const char *ctag, int *id)
 {
     size_t counts_full[] = { 1, 37, 4099, 65537 };
@@ -358,6 +417,10 @@ int main(int argc, char **argv)
     vmm_ok = vmm_all;
     if (!vmm_ok && 0 == wrank) printf("note: libcuda has no VMM entry points; cuMemCreate buffers not tested\n");
 
+    order_case();
+    if (NULL != getenv("GPUCOLL_TEST_ORDER")) {
+        goto done;
+    }
     /* size 0 and the full op x type matrix on MPI_COMM_WORLD */
     one(MPI_COMM_WORLD, MPI_FLOAT, 1, MPI_SUM, "world sum/float", 0, 0, 0, MEM_DEVICE, ++id);
     matrix(MPI_COMM_WORLD, "world", &id);
@@ -430,6 +493,7 @@ int main(int argc, char **argv)
     one(split, MPI_FLOAT, 1, MPI_SUM, "split sum/float", 5000001, 0, 1, MEM_DEVICE, ++id);
     MPI_Comm_free(&split);
     MPI_Comm_free(&dup);
+done:
     MPI_Comm_free(&local);
 
     {

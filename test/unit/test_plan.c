@@ -444,12 +444,16 @@ static void test_ll(void)
         waits[q] = 0x100000000ull * (unsigned) q + 7;
         wblocks[q] = q;
     }
-    const int nw = gpu_plan_ll_encode(&p[0], n, GPU_LL_CMD_WORK, GPU_OP_MAX, GPU_DT_F64, 77,
-                                      0x1234567890ull, waits, wblocks, w);
+    const gpu_ll_cmd_info_t info = { .cmd = GPU_LL_CMD_WORK, .op = GPU_OP_MAX, .dt = GPU_DT_F64,
+                                     .gen = 77, .seq = 0x1234567890ull, .busy = 32,
+                                     .sys_fence = 1, .wait_seq = waits, .wait_blocks = wblocks };
+    const int nw = gpu_plan_ll_encode(&p[0], n, &info, w);
     CHECK(nw == GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * n, "descriptor length %d", nw);
     CHECK((w[GPU_LL_W_CMD] & 15) == GPU_LL_CMD_WORK && ((w[GPU_LL_W_CMD] >> 4) & 1) == GPU_XCHG_REDUCE &&
-          ((w[GPU_LL_W_CMD] >> 8) & 255) == GPU_OP_MAX && ((w[GPU_LL_W_CMD] >> 16) & 255) == GPU_DT_F64,
-          "command word");
+          ((w[GPU_LL_W_CMD] >> 6) & 1) == 1 &&
+          ((w[GPU_LL_W_CMD] >> 8) & 255) == GPU_OP_MAX && ((w[GPU_LL_W_CMD] >> 16) & 255) == GPU_DT_F64 &&
+          32 == gpu_ll_cmd_busy(w[GPU_LL_W_CMD]),
+          "command word: cmd, mode, system fence, op, type, busy blocks");
     CHECK(w[GPU_LL_W_GEN] == 77 && word_ptr(w, GPU_LL_W_SEQ) == 0x1234567890ull, "gen and 64-bit seq");
     CHECK((short) (w[GPU_LL_W_RED_RANGE] & 0xffff) == 0 && (short) (w[GPU_LL_W_RED_RANGE] >> 16) == 1,
           "exscan range 0..rank-1");
@@ -465,8 +469,12 @@ static void test_ll(void)
     }
     CHECK(peers_ok, "per-peer words: source, length, blocks to wait for, call to wait for");
     gpu_plan_scan(&p[0], 0, n, in[0], out[0], 1000, 1);
-    gpu_plan_ll_encode(&p[0], n, GPU_LL_CMD_WORK, GPU_OP_SUM, GPU_DT_I32, 1, 1, NULL, NULL, w);
+    const gpu_ll_cmd_info_t plain = { .cmd = GPU_LL_CMD_WORK, .op = GPU_OP_SUM, .dt = GPU_DT_I32,
+                                      .gen = 1, .seq = 1, .busy = 1 };
+    gpu_plan_ll_encode(&p[0], n, &plain, w);
     CHECK((short) (w[GPU_LL_W_RED_RANGE] >> 16) == -1, "empty range (rank 0 exscan) survives");
+    CHECK(0 == ((w[GPU_LL_W_CMD] >> 6) & 1) && 1 == gpu_ll_cmd_busy(w[GPU_LL_W_CMD]) &&
+          0 == (w[GPU_LL_W_PEERS + GPU_LL_P_SEND_LEN] >> 24), "no fence, one block, no waits");
 
     /* pieces: blocks cover a pair exactly once, 8-byte aligned cuts */
     const size_t lens[] = { 1, 8, 4095, 4096, 4099, 65536, 262144, 262147 };
@@ -496,6 +504,65 @@ static void test_ll(void)
           "bcast receiver: one busy block");
 }
 
+/* Slot flow control: which acks a writer waits for before it rewrites a
+ * (peer, parity) slot, emulated over call sequences on rank 0 of 2. */
+static unsigned long long slot_call(gpu_ll_slots_t *s, gpu_xchg_plan_t *p, unsigned long long seq,
+                                    size_t bytes, int *wblocks)
+{
+    static char in[1 << 20], out[1 << 20];
+    unsigned long long waits[GPU_MAX_PEERS];
+    gpu_plan_allreduce(p, 0, 2, in, out, bytes);
+    gpu_plan_ll_slots(s, p, 0, 2, 32, 4096, seq, waits, wblocks);
+    return waits[1];
+}
+
+static void test_ll_slots(void)
+{
+    gpu_ll_slots_t s;
+    gpu_xchg_plan_t p;
+    int wb[GPU_MAX_PEERS];
+    unsigned long long ws;
+
+    memset(&s, 0, sizeof(s));
+    slot_call(&s, &p, 1, 8, wb);
+    CHECK(0 == wb[1], "first use of a slot waits for nothing");
+    slot_call(&s, &p, 2, 8, wb);
+    ws = slot_call(&s, &p, 3, 8, wb);
+    CHECK(0 == wb[1] && 1 == ws, "back-to-back allreduces: call 2 proved call 1 read (%d)", wb[1]);
+    /* the call in between read fewer blocks than the slot's last call had */
+    memset(&s, 0, sizeof(s));
+    slot_call(&s, &p, 1, 65536, wb);
+    slot_call(&s, &p, 2, 8, wb);
+    ws = slot_call(&s, &p, 3, 65536, wb);
+    CHECK(16 == wb[1] && 1 == ws, "16 reader blocks of call 1 to wait for, got %d", wb[1]);
+    /* pieces cut differently: our block b writes what their block b' read */
+    memset(&s, 0, sizeof(s));
+    slot_call(&s, &p, 1, 65536, wb);
+    slot_call(&s, &p, 2, 262144, wb);
+    slot_call(&s, &p, 3, 262144, wb);
+    CHECK(16 == wb[1], "other piece size: wait (%d)", wb[1]);
+    /* a bcast root never hears from the readers: always waits */
+    memset(&s, 0, sizeof(s));
+    static char buf[4096];
+    for (unsigned long long q = 1; q <= 3; ++q) {
+        unsigned long long waits[GPU_MAX_PEERS];
+        gpu_plan_bcast(&p, 0, 2, 0, buf, 100, 0, NULL);
+        gpu_plan_ll_slots(&s, &p, 0, 2, 32, 4096, q, waits, wb);
+        ws = waits[1];
+    }
+    CHECK(1 == wb[1] && 1 == ws, "bcast root waits for the reader's ack of call 1");
+    /* a call with nothing for this rank proves nothing */
+    memset(&s, 0, sizeof(s));
+    slot_call(&s, &p, 1, 8, wb);
+    {
+        unsigned long long waits[GPU_MAX_PEERS];
+        gpu_plan_bcast(&p, 0, 2, 0, buf, 100, 0, NULL);
+        gpu_plan_ll_slots(&s, &p, 0, 2, 32, 4096, 2, waits, wb);
+    }
+    slot_call(&s, &p, 3, 8, wb);
+    CHECK(1 == wb[1], "root of call 2 heard nothing: waits for call 1's reader");
+}
+
 int main(void)
 {
     for (int n = 1; n <= MAXN; ++n) {
@@ -512,6 +579,7 @@ int main(void)
     }
     test_chunking();
     test_ll();
+    test_ll_slots();
     printf("test_plan: %d passed, %d failed\n", npass, nfail);
     return nfail ? 1 : 0;
 }
