@@ -63,46 +63,56 @@ template <> struct unit<4> { typedef unsigned int type; };
 template <> struct unit<2> { typedef unsigned short type; };
 template <> struct unit<1> { typedef unsigned char type; };
 
+/* Threads tid of nt (a part of the block, or all of it) copy bytes. */
 template <int U>
-__device__ __forceinline__ void copy_units(char *dst, const char *src, size_t bytes)
+__device__ __forceinline__ void copy_units(char *dst, const char *src, size_t bytes, unsigned tid,
+                                           unsigned nt)
 {
     typedef typename unit<U>::type V;
     const size_t n = bytes / U;
     V *d = reinterpret_cast<V *>(dst);
     const V *s = reinterpret_cast<const V *>(src);
-    const size_t stride = (size_t) blockDim.x * kUnroll;
-    size_t i = threadIdx.x;
-    for (; i + (kUnroll - 1) * blockDim.x < n; i += stride) {
+    const size_t stride = (size_t) nt * kUnroll;
+    size_t i = tid;
+    for (; i + (kUnroll - 1) * nt < n; i += stride) {
         V r[kUnroll];
 #pragma unroll
         for (int k = 0; k < kUnroll; ++k) {
-            r[k] = s[i + k * blockDim.x];
+            r[k] = s[i + k * nt];
         }
 #pragma unroll
         for (int k = 0; k < kUnroll; ++k) {
-            d[i + k * blockDim.x] = r[k];
+            d[i + k * nt] = r[k];
         }
     }
-    for (; i < n; i += blockDim.x) {
+    for (; i < n; i += nt) {
         d[i] = s[i];
     }
 }
 
-/* Block-wide copy at the widest access both pointers and the length allow. */
-__device__ inline void block_copy(char *dst, const char *src, size_t bytes)
+/* Copy at the widest access both pointers and the length allow, by
+ * threads tid of nt. */
+__device__ inline void part_copy(char *dst, const char *src, size_t bytes, unsigned tid,
+                                 unsigned nt)
 {
     const unsigned a = (unsigned) (((uintptr_t) dst | (uintptr_t) src | bytes) & 15);
     if (0 == a) {
-        copy_units<16>(dst, src, bytes);
+        copy_units<16>(dst, src, bytes, tid, nt);
     } else if (0 == (a & 7)) {
-        copy_units<8>(dst, src, bytes);
+        copy_units<8>(dst, src, bytes, tid, nt);
     } else if (0 == (a & 3)) {
-        copy_units<4>(dst, src, bytes);
+        copy_units<4>(dst, src, bytes, tid, nt);
     } else if (0 == (a & 1)) {
-        copy_units<2>(dst, src, bytes);
+        copy_units<2>(dst, src, bytes, tid, nt);
     } else {
-        copy_units<1>(dst, src, bytes);
+        copy_units<1>(dst, src, bytes, tid, nt);
     }
+}
+
+/* Block-wide copy. */
+__device__ inline void block_copy(char *dst, const char *src, size_t bytes)
+{
+    part_copy(dst, src, bytes, threadIdx.x, blockDim.x);
 }
 
 template <class T> union vec16 {

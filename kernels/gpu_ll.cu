@@ -138,7 +138,7 @@ struct ll_ctx {
 
 /* Fold one line of every source in rank order (REDUCE plans). */
 template <gpu_op_t OP, class T>
-__device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n)
+__device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n, unsigned tid, unsigned nt)
 {
     if constexpr (sizeof(T) > GPU_LL_PAYLOAD || GPU_LL_PAYLOAD % sizeof(T) != 0) {
         return false;
@@ -151,7 +151,7 @@ __device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n)
         const gpu_xchg_plan_t &p = x.c.plan;
         const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
         bool ok = true;
-        for (size_t j = threadIdx.x; j < nlines && ok; j += blockDim.x) {
+        for (size_t j = tid; j < nlines && ok; j += nt) {
             const size_t pos = off + j * GPU_LL_PAYLOAD, idx = pos / GPU_LL_PAYLOAD;
             const size_t valid = n - j * GPU_LL_PAYLOAD < GPU_LL_PAYLOAD ? n - j * GPU_LL_PAYLOAD
                                                                         : GPU_LL_PAYLOAD;
@@ -186,10 +186,11 @@ __device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n)
 struct reduce_visitor {
     const ll_ctx &x;
     size_t off, n;
+    unsigned tid, nt;
     bool ok;
     template <gpu_op_t OP, class T> __device__ bool run()
     {
-        ok = reduce_piece<OP, T>(x, off, n);
+        ok = reduce_piece<OP, T>(x, off, n, tid, nt);
         return true;
     }
 };
@@ -235,7 +236,7 @@ __device__ bool wait_slots(const ll_ctx &x)
     return true;
 }
 
-__device__ void send_pieces(const ll_ctx &x)
+__device__ void send_pieces(const ll_ctx &x, unsigned tid, unsigned nt)
 {
     const gpu_xchg_plan_t &p = x.c.plan;
     for (int k = 1; k < x.a.nranks; ++k) {
@@ -245,7 +246,7 @@ __device__ void send_pieces(const ll_ctx &x)
             continue;
         }
         const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
-        for (size_t j = threadIdx.x; j < nlines; j += blockDim.x) {
+        for (size_t j = tid; j < nlines; j += nt) {
             const size_t pos = off + j * GPU_LL_PAYLOAD;
             const size_t valid = n - j * GPU_LL_PAYLOAD;
             ll_put(x.line(q, x.a.rank, pos / GPU_LL_PAYLOAD),
@@ -254,7 +255,7 @@ __device__ void send_pieces(const ll_ctx &x)
     }
 }
 
-__device__ bool recv_copies(const ll_ctx &x)
+__device__ bool recv_copies(const ll_ctx &x, unsigned tid, unsigned nt)
 {
     const gpu_xchg_plan_t &p = x.c.plan;
     bool ok = true;
@@ -265,7 +266,7 @@ __device__ bool recv_copies(const ll_ctx &x)
             continue;
         }
         const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
-        for (size_t j = threadIdx.x; j < nlines; j += blockDim.x) {
+        for (size_t j = tid; j < nlines; j += nt) {
             const size_t pos = off + j * GPU_LL_PAYLOAD, idx = pos / GPU_LL_PAYLOAD;
             unsigned long long v;
             if (!x.get(s, idx, &v)) {
@@ -312,8 +313,9 @@ __device__ bool has_work(const ll_ctx &x)
            (p.self_src != p.self_dst && x.range(p.self_len, &off, &n));
 }
 
-/* Run one command; false when a wait timed out. */
-__device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
+/* Run one command (host command number cmd_no) and report it done; false
+ * when a wait timed out. */
+__device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long long cmd_no)
 {
     __shared__ int ok;
     const ll_ctx x = { a, c, gpu_ll_flag(c.seq), (int) (c.seq & 1) };
@@ -331,33 +333,50 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
     if (!ok) {
         return false;
     }
-    send_pieces(x);
+    /*
+     * Senders and receivers are different warps.  A fence waits for every
+     * store its thread has outstanding, a store over NVLink included (about
+     * 1 us here): the receivers' fence, which must order their results
+     * before the done word, then waits for local stores only.  The
+     * senders need none: their lines carry their own flags, and the loads
+     * of the user's data have returned before the stores leave.
+     */
+    const unsigned half = (blockDim.x / 2) & ~31u;
+    const bool sender = threadIdx.x < half;
+    const unsigned rtid = threadIdx.x - half, rnt = blockDim.x - half;
+    if (sender) {
+        send_pieces(x, threadIdx.x, half);
+    }
     if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
         a.mbox->stamp[1] = globaltimer();
     }
-    if (p.self_src != p.self_dst && x.range(p.self_len, &off, &n)) {
+    if (!sender && p.self_src != p.self_dst && x.range(p.self_len, &off, &n)) {
         /* MPI forbids overlap of a send buffer with the receive buffer, so
          * the local copy may run beside the sends */
-        block_copy(p.self_dst + off, p.self_src + off, n);
+        part_copy(p.self_dst + off, p.self_src + off, n, rtid, rnt);
     }
     if (c.in_place) {
         /* output overwrites input this block sent above */
         cta_sync();
     }
     bool mine = true;
-    if (GPU_XCHG_COPY == c.mode) {
-        mine = recv_copies(x);
+    if (sender) {
+        /* nothing to receive */
+    } else if (GPU_XCHG_COPY == c.mode) {
+        mine = recv_copies(x, rtid, rnt);
     } else if (p.red_lo <= p.red_hi && x.range(p.red_len, &off, &n)) {
-        reduce_visitor v = { x, off, n, true };
+        reduce_visitor v = { x, off, n, rtid, rnt, true };
         mine = gpu_dispatch((gpu_op_t) c.op, (gpu_dtype_t) c.dt, v) && v.ok;
     }
     if (!mine) {
         ok = 0;
     }
-    /* each thread's results performed at GPU scope before the block
+    /* each receiver's results performed at GPU scope before the block
      * reports: whatever reads them next (the application's kernels and
      * copies, a peer over NVLink) reads through this GPU's L2 */
-    __threadfence();
+    if (!sender) {
+        __threadfence();
+    }
     cta_sync();
     if (!ok) {
         return false;
@@ -365,16 +384,28 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c)
     if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
         a.mbox->stamp[2] = globaltimer();
     }
-    if (0 == threadIdx.x) {
-        /* Managed output may live in host memory, where the CPU reads it
-         * without going through this GPU: then the results must be
-         * performed at system scope before the done word (1-2 us here,
-         * so only when the host said so).  The acks need no fence: they
-         * only say that our reads of the writer's lines have returned. */
+    if (threadIdx.x == half) {
+        /*
+         * The first receiver reports.  Its fence after the barrier orders
+         * every receiver's results before the done word (a fence in the
+         * receivers alone, then thread 0's store, measured stale bytes in
+         * the host's copy now and then); a receiver has no NVLink stores
+         * outstanding, so the fence stays cheap.  Managed output may live
+         * in host memory, which the CPU reads without this GPU in between:
+         * then the fence is at system scope (1-2 us here, so only when the
+         * host says so).  The acks only say that our reads of the writer's
+         * lines have returned.
+         */
         if (c.sys_fence) {
             __threadfence_system();
+        } else {
+            __threadfence();
         }
         ack_readers(x);
+        if (a.stamps && 0 == blockIdx.x) {
+            a.mbox->stamp[3] = globaltimer();
+        }
+        a.mbox->done[blockIdx.x] = cmd_no;
     }
     return true;
 }
@@ -595,14 +626,8 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
             if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
                 a.mbox->stamp[0] = globaltimer();
             }
-            if (!execute(a, c)) {
+            if (!execute(a, c, cur)) {
                 return;   /* the host reports the timeout and parks the rest */
-            }
-            if (0 == threadIdx.x) {
-                if (a.stamps && 0 == blockIdx.x) {
-                    a.mbox->stamp[3] = globaltimer();
-                }
-                a.mbox->done[blockIdx.x] = cur;
             }
         }
         if (RUN_LEAVE == state) {
