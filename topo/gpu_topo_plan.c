@@ -220,7 +220,12 @@ static int gpu_resident(const gpu_topo_model_t *m, gpu_coll_t coll, int nnodes, 
                         double bytes, double bw, double *t)
 {
     const double per_peer = coll == GPU_COLL_ALLREDUCE || coll == GPU_COLL_BCAST ? bytes : bytes / l;
-    const int k = coll == GPU_COLL_ALLREDUCE ? 0 : (coll == GPU_COLL_BCAST ? 1 : 2);
+    /* allreduce, bcast, copy exchanges (allgather), reducing exchanges
+     * (reduce_scatter): the kernel folds a line per source in the last */
+    const int k = coll == GPU_COLL_ALLREDUCE         ? 0
+                  : coll == GPU_COLL_BCAST          ? 1
+                  : coll == GPU_COLL_REDUCE_SCATTER ? 3
+                                                    : 2;
     const double wire = coll == GPU_COLL_ALLREDUCE ? (l - 1) * bytes
                         : coll == GPU_COLL_BCAST   ? bytes
                                                    : (l - 1) / l * bytes;
@@ -347,15 +352,15 @@ const gpu_topo_model_t gpu_topo_model_h200 = {
     .nvlink_gbps = 20.6,
     .pcie_gbps = { 0.0, 50.0, 45.0, 40.0, 25.0 },
     .chan_gbps = 20.6,
-    .lat_us = { 17.08, 19.99, 14.95, 12.47 },
-    .eff = { 0.5285, 0.9101, 1.0000, 0.8519 },
-    .fill_us = { 6.75, 6.16, 3.44, 12.04 },
-    .fill_bytes = { 4988717.0, 18133358.0, 40729.0, 5166.0 },
+    .lat_us = { 17.08, 22.57, 16.91, 22.12 },
+    .eff = { 0.5285, 0.9030, 1.0158, 0.9208 },
+    .fill_us = { 6.75, 3.54, 1.67, 48.72 },
+    .fill_bytes = { 4988717.0, 56853556.0, 1842.0, 106212585.0 },
     .oneshot_max = 262144.0,
-    .res_lat_us = { 11.70, 9.72, 12.84 },
-    .res_eff = { 0.3893, 1.2000, 0.1263 },
-    .res_fill_us = { 2.90, 3.92, 1.58 },
-    .res_fill_bytes = { 7376.0, 11852.0, 2168942.0 },
+    .res_lat_us = { 8.58, 6.64, 7.82, 9.24 },
+    .res_eff = { 0.3785, 0.6335, 0.6016, 0.6591 },
+    .res_fill_us = { 3.53, 3.61, 3.45, 4.16 },
+    .res_fill_bytes = { 8029.0, 7526.0, 10367.0, 19738.0 },
     .persist_max = 262144.0,
     .net_lat_us = 5.0,
     .nic_gbps = 50.0,

@@ -45,14 +45,16 @@ def load(coll):
 # resident kernel (git history of docs/results/bench_allreduce_h200x2.csv).
 PERSIST_MAX = 256 * 1024
 ar, bc = load("allreduce"), load("bcast")
-ex = load("allgather") + load("reduce_scatter")
+ag, rs = load("allgather"), load("reduce_scatter")
+ex = ag + rs
 classes = {
     1: ("two-shot allreduce", [(b * 1.0, t) for b, t in ar if b > ONESHOT_MAX], 0.3),
     2: ("bcast", [(b * 1.0, t) for b, t in bc if b > PERSIST_MAX], 0.3),
     3: ("exchange", [(b * 0.5, t) for b, t in ex if b / 2 > PERSIST_MAX], 0.3),
     "res 0": ("resident allreduce", [(b * 1.0, t) for b, t in ar if b <= PERSIST_MAX], 0.02),
     "res 1": ("resident bcast", [(b * 1.0, t) for b, t in bc if b <= PERSIST_MAX], 0.02),
-    "res 2": ("resident exchange", [(b * 0.5, t) for b, t in ex if b / 2 <= PERSIST_MAX], 0.02),
+    "res 2": ("resident copy exchange", [(b * 0.5, t) for b, t in ag if b / 2 <= PERSIST_MAX], 0.02),
+    "res 3": ("resident reduce exchange", [(b * 0.5, t) for b, t in rs if b / 2 <= PERSIST_MAX], 0.02),
 }
 
 
