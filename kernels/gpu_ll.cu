@@ -415,18 +415,18 @@ __device__ unsigned long long ptr_of(const unsigned *w, int i)
     return (unsigned long long) w[i] | ((unsigned long long) w[i + 1] << 32);
 }
 
-/* Warp 0 reads the mailbox once; true (in every thread of the warp) when
- * every word carries the same tag, returned in *tag. */
-__device__ bool read_desc(const gpu_ll_args_t &a, unsigned *words, uint32_t *tag)
+/* Warp 0 reads a tagged copy of a command once (the host mailbox, or
+ * block 0's copy in device memory); true (in every thread of the warp)
+ * when every word carries the same tag, returned in *tag. */
+__device__ bool read_tagged(const volatile uint64_t *src, int nw, unsigned *words, uint32_t *tag)
 {
-    const int nw = GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * a.nranks;
     const int lane = threadIdx.x;
     uint32_t ref = 0;
     bool same = true;
     /* the trip count is the same in every lane (shuffles need the warp) */
     for (int base = 0; base < nw; base += 32) {
         const int i = base + lane;
-        const unsigned long long w = i < nw ? ld_volatile(&a.mbox->desc[i]) : 0;
+        const unsigned long long w = i < nw ? ld_volatile(&src[i]) : 0;
         const uint32_t t = (uint32_t) (w >> 32);
         if (0 == base) {
             ref = __shfl_sync(0xffffffffu, t, 0);
@@ -473,60 +473,48 @@ __device__ void decode(const gpu_ll_args_t &a, const unsigned *w, ll_cmd *c)
     }
 }
 
-/* The published command word: generation (16 bits), quit, sequence. */
-constexpr unsigned long long kQuit = 1ull << 46, kWriting = 1ull << 45, kSeqMask = kWriting - 1;
+/* The quit word: generation (16 bits), quit, last command published. */
+constexpr unsigned long long kQuit = 1ull << 46, kSeqMask = kQuit - 1;
 
-__device__ __forceinline__ unsigned long long pub_word(unsigned gen, bool quit,
-                                                       unsigned long long seq)
+__device__ __forceinline__ unsigned long long quit_word(unsigned gen, unsigned long long seq)
 {
-    return ((unsigned long long) (gen & 0xffff) << 47) | (quit ? kQuit : 0) | (seq & kSeqMask);
+    return ((unsigned long long) (gen & 0xffff) << 47) | kQuit | (seq & kSeqMask);
 }
 
-enum { POLL = 0, RUN = 1, RUN_LEAVE = 2, LEAVE = 3 };
+enum { POLL = 0, RUN = 1, LEAVE = 2 };
 
-/* Block 0 hands command cur to the other blocks (the seqlock of k_ll). */
-__device__ void publish(unsigned long long *pub, unsigned *gwords, const unsigned *words, int nw,
-                        unsigned gen, unsigned long long cur)
+/* Block 0 copies command number cur to the other blocks, each word tagged
+ * with the number like the host's, so a reader that catches a copy half
+ * written sees mixed tags and reads again: no fence, no lock. */
+__device__ void publish(volatile uint64_t *copy, const unsigned *words, int nw, unsigned long long cur)
 {
-    if (0 == threadIdx.x) {
-        *(volatile unsigned long long *) pub = pub_word(gen, false, cur) | kWriting;
-        __threadfence();
-    }
-    cta_sync();
+    const uint64_t tag = (uint64_t) (uint32_t) cur << 32;
     for (int i = threadIdx.x; i < nw; i += blockDim.x) {
-        gwords[i] = words[i];
-    }
-    cta_sync();
-    if (0 == threadIdx.x) {
-        st_release_gpu(pub, pub_word(gen, false, cur));
+        copy[i] = tag | words[i];
     }
 }
 
 /*
  * Block 0 alone reads the host mailbox (every block polling host memory
- * made each fence cost microseconds) and publishes each command in device
- * memory: the raw words, then a word (gen, quit, sequence) the other
- * blocks poll in L2.  The words are a seqlock: a block with no work in a
- * command may still be copying them when block 0 publishes the next one,
- * so block 0 marks the word "writing" first and readers re-check it.
- * Commands that only block 0 has work in are not published at all; the
- * other blocks skip them (their `next` jumps), which is why a quit word
- * names the last command *published*, not the last one taken: a block
- * that has not run that one yet runs it and leaves, any other leaves.
- * Block 0 alone decides to quit, so a command is either published (and
- * every block with work in it runs it, even after a quit), taken by block
- * 0 alone, or not taken at all (the exit word says so and the host
- * relaunches).
+ * made each fence cost microseconds) and decides to quit; it copies each
+ * command that other blocks have work in (more than 4 KiB a pair) into
+ * device memory, which they poll in L2.  Commands only block 0 has work in
+ * are not copied; the other blocks skip them (their `next` jumps).  On
+ * leaving, block 0 writes the quit word with the last command it copied:
+ * a block leaves only once it has run that one, so a command is either
+ * copied (and every block with work in it runs it, even after a quit),
+ * taken by block 0 alone, or not taken at all (the exit word says so and
+ * the host relaunches).
  */
 __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
 {
     __shared__ unsigned words[GPU_LL_DESC_WORDS];
     __shared__ ll_cmd c;
     __shared__ int state;
-    __shared__ unsigned long long next, cur, seen, published;
+    __shared__ unsigned long long next, cur, published;
     char *region = a.peer_base[a.rank] + a.region_off;
-    unsigned long long *pub = reinterpret_cast<unsigned long long *>(region + GPU_LL_CTL_OFF);
-    unsigned *gwords = reinterpret_cast<unsigned *>(region + GPU_LL_CMD_OFF);
+    unsigned long long *quit = reinterpret_cast<unsigned long long *>(region + GPU_LL_CTL_OFF);
+    volatile uint64_t *copy = reinterpret_cast<volatile uint64_t *>(region + GPU_LL_CMD_OFF);
     const int nw = GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * a.nranks;
     unsigned long long idle_from = globaltimer();
 
@@ -540,19 +528,19 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
          * read the next round's RUN on a poll round, fell one barrier out
          * of step and ran an in-place command a second time. */
         cta_sync();
-        if (0 == blockIdx.x) {
-            if (threadIdx.x < 32) {
-                uint32_t tag;
-                const bool whole = read_desc(a, words, &tag);
-                if (0 == threadIdx.x) {
-                    const int ahead = (int) (tag - (uint32_t) next);
-                    state = POLL;
+        if (threadIdx.x < 32) {
+            uint32_t tag;
+            const bool whole = read_tagged(0 == blockIdx.x ? a.mbox->desc : copy, nw, words, &tag);
+            if (0 == threadIdx.x) {
+                const int ahead = (int) (tag - (uint32_t) next);
+                const bool ours = (words[GPU_LL_W_GEN] & 0xffff) == (a.gen & 0xffff);
+                state = POLL;
+                if (0 == blockIdx.x) {
                     if (whole && ahead >= 0) {
-                        if ((words[GPU_LL_W_GEN] & 0xffff) != (a.gen & 0xffff) ||
-                            GPU_LL_CMD_QUIT == (words[GPU_LL_W_CMD] & 15)) {
+                        if (!ours || GPU_LL_CMD_QUIT == (words[GPU_LL_W_CMD] & 15)) {
                             /* parked, or a newer launch took over: nothing
                              * of ours is outstanding (the host waited) */
-                            st_release_gpu(pub, pub_word(a.gen, true, published));
+                            st_release_gpu(quit, quit_word(a.gen, published));
                             state = LEAVE;
                         } else {
                             cur = next + (unsigned) ahead;
@@ -560,61 +548,34 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                         }
                     } else if (globaltimer() - idle_from > a.idle_ns) {
                         a.mbox->exit_word = ((uint64_t) a.gen << 32) | (uint32_t) (next - 1);
-                        st_release_gpu(pub, pub_word(a.gen, true, published));
+                        st_release_gpu(quit, quit_word(a.gen, published));
+                        state = LEAVE;
+                    }
+                } else if (whole && ahead >= 0 && ours) {
+                    cur = next + (unsigned) ahead;
+                    state = RUN;
+                } else {
+                    /* a quit counts once the last copied command has run
+                     * here: its copy may still be on its way */
+                    const unsigned long long q = ld_acquire_gpu(quit);
+                    if ((unsigned) (q >> 47) == (a.gen & 0xffff) && (q & kQuit) &&
+                        (q & kSeqMask) < next) {
                         state = LEAVE;
                     }
                 }
             }
-            cta_sync();
-            if (LEAVE == state) {
-                return;
-            }
-            if (POLL == state) {
-                continue;
-            }
-            /* a command only block 0 has work in (up to 4 KiB a pair) is
-             * not forwarded: that saves its small calls about 0.3 us */
-            if (gpu_ll_cmd_busy(words[GPU_LL_W_CMD]) > 1) {
-                publish(pub, gwords, words, nw, a.gen, cur);
-                if (0 == threadIdx.x) {
-                    published = cur;
-                }
-            }
-        } else {
+        }
+        cta_sync();
+        if (LEAVE == state) {
+            return;
+        }
+        if (POLL == state) {
+            continue;
+        }
+        if (0 == blockIdx.x && gpu_ll_cmd_busy(words[GPU_LL_W_CMD]) > 1) {
+            publish(copy, words, nw, cur);
             if (0 == threadIdx.x) {
-                const unsigned long long w = ld_acquire_gpu(pub);
-                const unsigned long long s = w & kSeqMask;
-                state = POLL;
-                seen = w;
-                if ((unsigned) (w >> 47) == (a.gen & 0xffff) && !(w & kWriting)) {
-                    if (s >= next) {
-                        cur = s;
-                        state = (w & kQuit) ? RUN_LEAVE : RUN;
-                    } else if (w & kQuit) {
-                        state = LEAVE;
-                    }
-                }
-            }
-            cta_sync();
-            if (LEAVE == state) {
-                return;
-            }
-            if (POLL == state) {
-                continue;
-            }
-            for (int i = threadIdx.x; i < nw; i += blockDim.x) {
-                words[i] = *(volatile unsigned *) &gwords[i];
-            }
-            cta_sync();
-            if (0 == threadIdx.x) {
-                __threadfence();
-                if (*(volatile unsigned long long *) pub != seen) {
-                    state = POLL;   /* rewritten under us: take the newer one */
-                }
-            }
-            cta_sync();
-            if (POLL == state) {
-                continue;
+                published = cur;
             }
         }
         if (0 == threadIdx.x) {
@@ -629,9 +590,6 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
             if (!execute(a, c, cur)) {
                 return;   /* the host reports the timeout and parks the rest */
             }
-        }
-        if (RUN_LEAVE == state) {
-            return;
         }
         if (0 == threadIdx.x) {
             next = cur + 1;

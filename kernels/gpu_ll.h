@@ -39,10 +39,11 @@
  * (an application's cudaDeviceSynchronize waits at most that long), when
  * the host parks it before launching other work on the stream, or when it
  * sees a descriptor of a newer generation.  Block 0 alone reads the
- * mailbox and forwards each command to the other blocks through device
- * memory, so it alone decides to quit; the exit word tells the host the
- * last command taken, so the host relaunches exactly when a command was
- * left behind and no command ever runs twice.
+ * mailbox and copies each command the other blocks have work in into
+ * device memory (every word tagged like the host's, so no lock), so it
+ * alone decides to quit; the exit word tells the host the last command
+ * taken, so the host relaunches exactly when a command was left behind
+ * and no command ever runs twice.
  *
  * Descriptor: 32-bit payload words, each stored by the host as one 64-bit
  * word whose high half is the command number's low 32 bits; the kernel
@@ -107,8 +108,8 @@ typedef struct {
 
 /* Per-rank scratch region, identical layout on every rank. */
 #define GPU_LL_ACK_OFF 0                          /* [block][writer] u64, written by readers */
-#define GPU_LL_CTL_OFF ((size_t) GPU_LL_MAX_BLOCKS * GPU_MAX_PEERS * 8)  /* published command */
-#define GPU_LL_CMD_OFF (GPU_LL_CTL_OFF + 64)     /* its words, for blocks other than 0 */
+#define GPU_LL_CTL_OFF ((size_t) GPU_LL_MAX_BLOCKS * GPU_MAX_PEERS * 8)  /* block 0's quit word */
+#define GPU_LL_CMD_OFF (GPU_LL_CTL_OFF + 64)     /* its tagged copy of a command for the others */
 #define GPU_LL_SLOTS_OFF (GPU_LL_CTL_OFF + 4096)  /* [parity][source][line] */
 
 typedef struct {
