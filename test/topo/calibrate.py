@@ -2,8 +2,9 @@
 """Fit the intra-node cost model constants (topo/gpu_topo_plan.c) to the
 benchmark of the 2x H200 host (docs/results/bench_*_h200x2.csv).
 
-Single-run spikes (a size more than 10% off both neighbours, in the same
-direction) are left out, as test_topo_plan does.  Model per algorithm class: t = lat + wire / (B * eff) + fill * (1 - exp(-wire / w)),
+Single-run spikes (a size, or a pair of adjacent sizes, more than 10% off
+both sizes around it, in the same direction) are left out, as test_topo_plan
+does.  Model per algorithm class: t = lat + wire / (B * eff) + fill * (1 - exp(-wire / w)),
 B = the ring's slowest hop (18 NVLinks x nvlink_gbps).  Prints, per class,
 the constants and the worst relative error over the measured sizes;
 paste the constants into gpu_topo_model_h200.
@@ -24,13 +25,25 @@ ONESHOT_MAX = 256 * 1024
 
 def spike(rows, i):
     """a single-run outlier: more than 10% off both neighbouring sizes in the
-    same direction; the smallest size, latency-bound like the next one, more
-    than 10% off that one"""
-    t = rows[i][1]
-    if i == 0 and len(rows) > 1:
-        return abs(t - rows[1][1]) / rows[1][1] > 0.10
-    nb = [rows[j][1] for j in (i - 1, i + 1) if 0 <= j < len(rows)]
-    return len(nb) == 2 and all(abs(t - x) / x > 0.10 for x in nb) and (t - nb[0]) * (t - nb[1]) > 0
+    same direction, alone or together with one adjacent size (a pair, both
+    off both sizes around the pair); the smallest size, latency-bound like
+    the next one, more than 10% off that one"""
+    t = [r[1] for r in rows]
+    n = len(t)
+
+    def off(v, around):
+        return len(around) == 2 and all(abs(v - x) / x > 0.10 for x in around) and \
+            (v - around[0]) * (v - around[1]) > 0
+
+    if i == 0 and n > 1:
+        return abs(t[0] - t[1]) / t[1] > 0.10
+    if 0 < i < n - 1 and off(t[i], [t[i - 1], t[i + 1]]):
+        return True
+    for a in (i - 1, i):   # the pair (a, a + 1) holding i
+        if a >= 1 and a + 2 < n and off(t[a], [t[a - 1], t[a + 2]]) and \
+                off(t[a + 1], [t[a - 1], t[a + 2]]) and (t[a] - t[a - 1]) * (t[a + 1] - t[a - 1]) > 0:
+            return True
+    return False
 
 
 def load(coll):
