@@ -123,6 +123,10 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
 int mca_coll_gpu_adopt_fallbacks(const char *names);
 
 /* routing helpers */
+/* 1 for device or managed memory.  With coll_gpu_stream_order 1 it also
+ * orders the call after the application's synchronous copies into a buffer
+ * the first time it sees the allocation (gpu_drv_first_use), so every
+ * entry point classifies its buffers through it before using them. */
 int mca_coll_gpu_is_device(const void *buf);
 int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dtype_t *dt,
                      gpu_op_t *gop);
