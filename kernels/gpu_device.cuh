@@ -29,7 +29,7 @@ __device__ __forceinline__ void st_release_sys(unsigned long long *p, unsigned l
 }
 
 /* GPU scope: flags that only this GPU's blocks read (the resident
- * kernel's published command) */
+ * kernel's quit word) */
 __device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long *p)
 {
     unsigned long long v;
