@@ -71,7 +71,9 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     c->pk_off = gpu_round_up(c->xg_slots_off + c->xg_slot * n * (size_t) c->p.xchg_nblocks * 2,
                              4096);
     c->pk_bytes = gpu_engine_pk_region_bytes(&c->p, c->nranks);
-    *total = c->pk_off + c->pk_bytes;
+    c->hs_off = gpu_round_up(c->pk_off + c->pk_bytes, 4096);
+    c->hs_bytes = c->hs_on ? gpu_round_up(c->p.paced_scratch, 2 * n * 256) : 0;
+    *total = c->hs_off + c->hs_bytes;
 }
 
 static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
@@ -220,6 +222,11 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
         goto out_free;
     }
 
+    for (int i = 0; i < nranks; ++i) {
+        snprintf(c->busid[i], sizeof(c->busid[i]), "%s", infos[i].busid);
+    }
+    c->hs_on = c->p.paced_scratch > 0 && gpu_engine_hs_wanted(c);
+
     /* step 2: scratch, exported to every peer */
     memset(&hmine, 0, sizeof(hmine));
     hmine.status = gpu_engine_alloc_local(c, &hmine.handle);
@@ -242,8 +249,9 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
     GPU_LOG(1, "rank %d/%d: device %d (%s), %d local ranks on %d GPUs, transport %s",
             rank, nranks, c->device, mine.busid, c->topo.local_size, c->topo.ndevices,
             c->tr->name);
-    for (int i = 0; i < nranks; ++i) {
-        snprintf(c->busid[i], sizeof(c->busid[i]), "%s", infos[i].busid);
+    if (c->hs_on) {
+        GPU_LOG(1, "rank %d: ranks share a GPU: blocking calls host-paced (%zu bytes staging)",
+                rank, c->hs_bytes);
     }
     /* step 4: the persistent engine, where every rank could set it up */
     if (GPU_OK != gpu_engine_agree(ops, ctx, nranks, gpu_engine_pk_setup(c))) {
@@ -431,10 +439,12 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     if (0 == count) {
         return gpu_engine_finish(c, what, req);
     }
-    if (gpu_engine_persistent(c, NULL, bytes, dt, NULL == req)) {
+    if (gpu_engine_persistent(c, NULL, bytes, dt, NULL == req) ||
+        (c->hs_on && NULL == req && c->nranks > 1)) {
         gpu_xchg_plan_t plan;
         if (GPU_OK == gpu_plan_allreduce(&plan, c->rank, c->nranks, in, out, bytes)) {
-            return gpu_engine_pk_run(c, what, &plan, op, dt);
+            return c->hs_on ? gpu_engine_hs_run(c, what, &plan, op, dt)
+                            : gpu_engine_pk_run(c, what, &plan, op, dt);
         }
     }
     st = gpu_engine_order(c);

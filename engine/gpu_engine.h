@@ -46,6 +46,8 @@ typedef struct {
     size_t persist_max_bytes;   /* largest pair it takes */
     int persist_blocks;
     double persist_idle_us;     /* the kernel exits after this long without a call */
+    int paced;                  /* host-paced blocking calls: -1 when ranks share a GPU */
+    size_t paced_scratch;       /* bytes of their two staging areas per rank */
 } gpu_engine_params_t;
 
 typedef struct gpu_engine_comm gpu_engine_comm_t;
@@ -60,6 +62,9 @@ void gpu_engine_comm_destroy(gpu_engine_comm_t *comm);
 
 /* Device this communicator's state lives on. */
 int gpu_engine_device(const gpu_engine_comm_t *comm);
+
+/* Blocking calls run as host-paced rounds, no device wait (ranks share a GPU). */
+int gpu_engine_paced(const gpu_engine_comm_t *comm);
 
 /* Chosen algorithm for a message (exposed for tests and verbose output). */
 gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *comm, size_t bytes);

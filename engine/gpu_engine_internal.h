@@ -47,6 +47,10 @@ struct gpu_engine_comm {
     gpu_ll_slots_t pk_slots;                 /* slot flow control (gpu_plan.h) */
     gpu_ll_mailbox_t *pk_mbox, *pk_mbox_dev;
     double pk_span[4];                       /* summed: GPU phases, host wait (verbose) */
+    /* host-paced rounds (gpu_engine_hs.c) */
+    int hs_on;
+    unsigned hs_parity;                      /* staging area of the next round */
+    size_t hs_off, hs_bytes;                 /* both areas, every receiver */
     const gpu_boot_ops_t *boot;              /* the host collectives, for the scrub */
     void *boot_ctx;
 };
@@ -77,5 +81,11 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu
                                gpu_op_t op, gpu_dtype_t dt);
 /* Before other work goes on the stream: tell a running kernel to exit. */
 void gpu_engine_pk_park(gpu_engine_comm_t *c);
+
+/* Host-paced rounds (gpu_engine_hs.c): wanted here (busids known), and a
+ * blocking plan run that way. */
+int gpu_engine_hs_wanted(const gpu_engine_comm_t *c);
+gpu_status_t gpu_engine_hs_run(gpu_engine_comm_t *c, const char *what,
+                               const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt);
 
 #endif /* GPU_ENGINE_INTERNAL_H */

@@ -96,6 +96,34 @@ void gpu_plan_ll_slots(gpu_ll_slots_t *s, const gpu_xchg_plan_t *p, int rank, in
 int gpu_plan_ll_busy_blocks(const gpu_xchg_plan_t *p, int rank, int nranks, int nblocks,
                             size_t min_piece);
 
+/*
+ * Host-paced rounds (engine/gpu_engine_hs.c runs them where ranks share a
+ * GPU, so that no device code waits for a peer).  In round k every rank
+ * stages bytes [k c, k c + c) of each pair it sends into its own region
+ * for that receiver (REDUCE: its own contribution into its own region too),
+ * the ranks meet on the host, then each pulls its pairs' round-k bytes from
+ * the senders' regions: COPY lands them, REDUCE folds the sources in rank
+ * order.  Both ends of a pair cut it at the same offsets, so a plan whose
+ * output overwrites its input (in place) is safe: round k's bytes are
+ * staged before round k lands.  Relay (chain) plans need one round per hop
+ * and are refused.  Pure schedule; the copies and folds are the caller's.
+ */
+typedef struct {
+    gpu_status_t (*copy)(void *ctx, void *dst, const void *src, size_t len);
+    gpu_status_t (*fold)(void *ctx, void *acc, const void *x, size_t len);   /* acc op= x */
+} gpu_paced_ops_t;
+
+/* Bytes per pair and round for a region of region bytes per receiver (a
+ * whole number of elements, same on every rank). */
+size_t gpu_paced_chunk(size_t region, size_t esize);
+/* Round round's staging into mine (region of receiver q at mine + q chunk);
+ * *more: this rank has bytes after this round. */
+gpu_status_t gpu_paced_stage(const gpu_xchg_plan_t *p, int rank, int n, int round, size_t chunk,
+                             char *mine, const gpu_paced_ops_t *ops, void *ctx, int *more);
+/* Round round's pulls: half[s] is rank s's staging area of this round. */
+gpu_status_t gpu_paced_pull(const gpu_xchg_plan_t *p, int rank, int n, int round, size_t chunk,
+                            char *const *half, const gpu_paced_ops_t *ops, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -71,6 +71,8 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long persist_max_bytes;
     int persist_blocks;
     double persist_idle_us;
+    int paced;
+    unsigned long paced_scratch_bytes;
     int nvtx;
     char *timing_file;
     char *topo_file;

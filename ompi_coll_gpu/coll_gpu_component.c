@@ -59,6 +59,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .persist_max_bytes = 256 * 1024,
     .persist_blocks = 32,
     .persist_idle_us = 200.0,
+    .paced = -1,
+    .paced_scratch_bytes = 64ul * 1024 * 1024,
     .nvtx = 1,
     .timing_file = NULL,
     .topo_file = NULL,
@@ -164,6 +166,16 @@ static int mca_coll_gpu_register(void)
                      "kernel exits (an application's cudaDeviceSynchronize or cudaFree waits "
                      "for it at most this long); the next call starts it again",
                      MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->persist_idle_us);
+    mca_coll_gpu_reg("paced", "Blocking device collectives run as host-paced rounds (copies, "
+                     "host allgather, pulls: no kernel waits for another process): -1 when "
+                     "ranks of the communicator share a GPU (without MPS a waiting kernel holds "
+                     "the time-sliced GPU for the rest of its slice), 1 always, 0 never",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->paced);
+    mca_coll_gpu_reg("paced_scratch_bytes", "Peer-visible staging per rank for host-paced "
+                     "rounds (two areas, one slot per receiver; larger messages take more "
+                     "rounds); 0 turns host pacing off",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
+                     &c->paced_scratch_bytes);
     mca_coll_gpu_reg("nvtx", "1: mark every device collective with an NVTX range (name, "
                      "size) so nsys timelines show it; free when no tool is attached",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->nvtx);

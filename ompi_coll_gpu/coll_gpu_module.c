@@ -226,6 +226,8 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
                            GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
     p->persist_blocks = c->persist_blocks;
     p->persist_idle_us = c->persist_idle_us > 0 ? c->persist_idle_us : 0;
+    p->paced = c->paced;
+    p->paced_scratch = c->paced_scratch_bytes;
     p->node_key = mca_coll_gpu_node_key(comm);
     p->algo = MCA_COLL_GPU_ALGO_ONESHOT == c->allreduce_algorithm   ? GPU_ALGO_ONESHOT
               : MCA_COLL_GPU_ALGO_TWOSHOT == c->allreduce_algorithm ? GPU_ALGO_TWOSHOT

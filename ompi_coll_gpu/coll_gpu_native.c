@@ -62,6 +62,9 @@ static const char *gpu_call_algo(mca_coll_gpu_module_t *m, const mca_coll_gpu_ca
     if (gpu_engine_persistent(m->engine, call->plan, bytes, call->dt, blocking)) {
         return "persistent";
     }
+    if (blocking && gpu_engine_paced(m->engine) && (NULL == call->plan || !call->plan->relay)) {
+        return "host-paced";
+    }
     if (NULL == call->plan) {
         return GPU_ALGO_ONESHOT == gpu_engine_choose(m->engine, bytes) ? "one-shot" : "two-shot";
     }
@@ -170,7 +173,9 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
     if (mca_coll_gpu_geom(dt, &g) && mca_coll_gpu_native_ready(m, &ret)) {
         const size_t bytes = (size_t) count * g.size;
         const int n = ompi_comm_size(comm);
-        const int chain = n > 2 && bytes >= mca_coll_gpu_component.bcast_chain_min;
+        /* host-paced rounds move a relay one hop per round: direct from the root */
+        const int chain = n > 2 && bytes >= mca_coll_gpu_component.bcast_chain_min &&
+                          !gpu_engine_paced(m->engine);
         if (GPU_OK == gpu_plan_bcast(&plan, ompi_comm_rank(comm), n, root, (char *) buf + g.lb,
                                      bytes, chain, m->has_order ? m->chain_order : NULL)) {
             ret = gpu_run_plan(m, "bcast", &plan, req, &ran);

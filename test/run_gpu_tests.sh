@@ -38,6 +38,9 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_allreduce 4 --mca coll_gpu_persist 1 --mca coll_gpu_persist_idle_us 1" \
            "test_gpu_colls 4 --mca coll_gpu_persist 1 --mca coll_gpu_persist_idle_us 1" \
            "test_gpu_allreduce 2 --mca coll_gpu_stream_order 2" \
+           "test_gpu_colls 4 --mca coll_gpu_paced 0" "test_gpu_allreduce 2 --mca coll_gpu_paced 1" \
+           "test_gpu_colls 2 --mca coll_gpu_paced 1 --mca coll_gpu_paced_scratch_bytes 65536" \
+           "test_gpu_allreduce 4 --mca coll_gpu_paced_scratch_bytes 262144" \
            "test_gpu_allreduce 2 --mca coll_gpu_stream_order 0 GPUCOLL_TEST_ORDER=stale" \
            $HIER_CFGS; do
   envs=""
@@ -70,6 +73,20 @@ if [ -n "$HIER_CFGS" ]; then
   rm -rf "$tf"
 fi
 [ -n "${ONLY:-}" ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+# 4 ranks on 2 GPUs: blocking calls took the host-paced rounds (the timing
+# file names the algorithm), and not with coll_gpu_paced 0
+tf=$(mktemp -d)
+$MPIRUN --oversubscribe --bind-to none -np 4 --mca coll_gpu_timing_file "$tf/p" \
+  "$B/test/bench/gpucoll_bench" -c allreduce -e 65536 -n 2 --no-nccl > /dev/null 2>&1
+$MPIRUN --oversubscribe --bind-to none -np 4 --mca coll_gpu_paced 0 --mca coll_gpu_timing_file "$tf/k" \
+  "$B/test/bench/gpucoll_bench" -c allreduce -e 65536 -n 2 --no-nccl > /dev/null 2>&1
+if grep -q '"algo":"host-paced"' "$tf"/p.* && ! grep -q '"algo":"host-paced"' "$tf"/k.* &&
+   grep -q '"algo":"one-shot"' "$tf"/k.*; then
+  pass=$((pass+1)); echo "PASS shared GPUs: blocking calls host-paced ($(cat "$tf"/p.* | grep -c host-paced) records)"
+else
+  fail=$((fail+1)); echo "FAIL shared GPUs: timing files do not show host-paced / launched as expected"
+fi
+rm -rf "$tf"
 # NVTX: every device collective is a range named after it, its size (the
 # largest piece a rank moves: 512 KiB of a 1 MiB allgather on 2 ranks) and
 # its algorithm (a recorder

@@ -30,6 +30,67 @@ static void fill(char *b, size_t n, int salt)
     }
 }
 
+/* Nonzero: emulate runs the host-paced rounds with this chunk instead. */
+static size_t paced_chunk;
+
+static gpu_status_t host_copy(void *ctx, void *dst, const void *src, size_t len)
+{
+    (void) ctx;
+    memmove(dst, src, len);
+    return GPU_OK;
+}
+
+static gpu_status_t host_fold(void *ctx, void *acc, const void *x, size_t len)
+{
+    (void) ctx;
+    for (size_t i = 0; i + sizeof(int) <= len; i += sizeof(int)) {
+        int a, b;
+        memcpy(&a, (char *) acc + i, sizeof(int));
+        memcpy(&b, (const char *) x + i, sizeof(int));
+        a += b;
+        memcpy((char *) acc + i, &a, sizeof(int));
+    }
+    return GPU_OK;
+}
+
+/* Every rank stages round k, all meet, every rank pulls round k; the
+ * staging areas alternate as in the engine, and the one not in use is
+ * poisoned so that a pull of stale bytes shows. */
+static int emulate_paced(gpu_xchg_plan_t *p, int n)
+{
+    static const gpu_paced_ops_t ops = { .copy = host_copy, .fold = host_fold };
+    const size_t chunk = gpu_paced_chunk(paced_chunk, sizeof(int));
+    char *area[2][MAXN];
+    int any = 1, ok = 1;
+
+    for (int h = 0; h < 2; ++h) {
+        for (int r = 0; r < n; ++r) {
+            area[h][r] = malloc(chunk * (size_t) n);
+        }
+    }
+    for (int round = 0, h = 0; any && ok; ++round, h ^= 1) {
+        any = 0;
+        for (int r = 0; r < n; ++r) {
+            memset(area[h ^ 1][r], 0x5a, chunk * (size_t) n);
+        }
+        for (int r = 0; r < n && ok; ++r) {
+            int more = 0;
+            ok = GPU_OK == gpu_paced_stage(&p[r], r, n, round, chunk, area[h][r], &ops, NULL,
+                                           &more);
+            any |= more;
+        }
+        for (int r = 0; r < n && ok; ++r) {
+            ok = GPU_OK == gpu_paced_pull(&p[r], r, n, round, chunk, area[h], &ops, NULL);
+        }
+    }
+    for (int h = 0; h < 2; ++h) {
+        for (int r = 0; r < n; ++r) {
+            free(area[h][r]);
+        }
+    }
+    return ok;
+}
+
 /* Run n plans; returns 0 if the pair lengths disagree. */
 static int emulate(gpu_xchg_plan_t *p, int n)
 {
@@ -55,6 +116,15 @@ static int emulate(gpu_xchg_plan_t *p, int n)
                 memcpy(msg[s][r], p[s].send_src[r], want);
             }
         }
+    }
+    if (ok && paced_chunk) {
+        for (s = 0; s < n; ++s) {
+            for (r = 0; r < n; ++r) {
+                free(msg[s][r]);
+                msg[s][r] = NULL;
+            }
+        }
+        return emulate_paced(p, n);
     }
     for (r = 0; ok && r < n; ++r) {
         if (p[r].self_len) {
@@ -563,13 +633,33 @@ static void test_ll_slots(void)
     CHECK(1 == wb[1], "root of call 2 heard nothing: waits for call 1's reader");
 }
 
+static void test_paced_refusals(void)
+{
+    static const gpu_paced_ops_t ops = { .copy = host_copy, .fold = host_fold };
+    gpu_xchg_plan_t p;
+    char buf[64], area[4 * 64];
+    int more = -1;
+    gpu_plan_bcast(&p, 1, 4, 0, buf, sizeof(buf), 1, NULL);
+    CHECK(GPU_ERR_UNSUPPORTED == gpu_paced_stage(&p, 1, 4, 0, 64, area, &ops, NULL, &more) &&
+          -1 == more, "paced rounds refuse a relay plan");
+    CHECK(0 == gpu_paced_chunk(3, 4) && 12 == gpu_paced_chunk(14, 4) && 256 == gpu_paced_chunk(256, 8),
+          "paced chunk is whole elements");
+}
+
 int main(void)
 {
+    /* the plans through the exchange kernel's rules, then through the
+     * host-paced rounds with chunks from one element to more than any pair */
+    static const size_t chunks[] = { 0, 4, 100, 4096, 1 << 20 };
+    for (size_t ci = 0; ci < sizeof(chunks) / sizeof(chunks[0]); ++ci) {
+    paced_chunk = chunks[ci];
     for (int n = 1; n <= MAXN; ++n) {
         for (int rep = 0; rep < 3; ++rep) {
             test_bcast(n, 0);
-            test_bcast(n, 1);
-            test_bcast(n, 2);   /* chain along a topology order */
+            if (!paced_chunk) {    /* relays are refused by the paced rounds */
+                test_bcast(n, 1);
+                test_bcast(n, 2);   /* chain along a topology order */
+            }
             test_reduce_and_scan(n);
             test_allgatherv(n, rep & 1);
             test_alltoallv(n, rep & 1);
@@ -577,6 +667,9 @@ int main(void)
             test_reduce_scatter(n);
         }
     }
+    }
+    paced_chunk = 0;
+    test_paced_refusals();
     test_chunking();
     test_ll();
     test_ll_slots();
