@@ -128,6 +128,9 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     }
     /* the node's engine, collective over the node communicator */
     mca_coll_gpu_engine_params(&ep, m->node_comm);
+    /* host-paced rounds are validated on single-node communicators only: the
+     * node steps of the hierarchy keep the launched kernels */
+    ep.paced = 0;
     st_engine = gpu_engine_comm_create(&mca_coll_gpu_comm_boot, m->node_comm,
                                        ompi_comm_rank(m->node_comm),
                                        ompi_comm_size(m->node_comm), &ep, &m->node_engine);
