@@ -309,6 +309,18 @@ int gpu_engine_device(const gpu_engine_comm_t *c)
     return c->device;
 }
 
+int gpu_engine_gpu_shared(const gpu_engine_comm_t *c)
+{
+    for (int i = 0; i < c->nranks; ++i) {
+        for (int j = i + 1; j < c->nranks; ++j) {
+            if (0 == strcmp(c->busid[i], c->busid[j])) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *c, size_t bytes)
 {
     if (GPU_ALGO_AUTO != c->p.algo) {
@@ -439,12 +451,13 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     if (0 == count) {
         return gpu_engine_finish(c, what, req);
     }
-    if (gpu_engine_persistent(c, NULL, bytes, dt, NULL == req) ||
-        (c->hs_on && NULL == req && c->nranks > 1)) {
+    const int resident = gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);
+    if (resident || (c->hs_on && NULL == req && c->nranks > 1)) {
         gpu_xchg_plan_t plan;
         if (GPU_OK == gpu_plan_allreduce(&plan, c->rank, c->nranks, in, out, bytes)) {
-            return c->hs_on ? gpu_engine_hs_run(c, what, &plan, op, dt)
-                            : gpu_engine_pk_run(c, what, &plan, op, dt);
+            /* the resident kernel first, as for exchanges and as traces name it */
+            return resident ? gpu_engine_pk_run(c, what, &plan, op, dt)
+                            : gpu_engine_hs_run(c, what, &plan, op, dt);
         }
     }
     st = gpu_engine_order(c);

@@ -20,8 +20,6 @@
  * still pulling from.  Blocking calls only: the allgather blocks, which a
  * nonblocking start must not do.
  */
-#include <string.h>
-
 #include "engine/gpu_engine_internal.h"
 #include "util/gpu_clock.h"
 
@@ -56,17 +54,7 @@ static const gpu_paced_ops_t gpu_hs_ops = { .copy = gpu_hs_copy, .fold = gpu_hs_
  * laid out: the region exists only when used). */
 int gpu_engine_hs_wanted(const gpu_engine_comm_t *c)
 {
-    if (c->p.paced >= 0) {
-        return c->p.paced > 0;
-    }
-    for (int i = 0; i < c->nranks; ++i) {
-        for (int j = i + 1; j < c->nranks; ++j) {
-            if (0 == strcmp(c->busid[i], c->busid[j])) {
-                return 1;
-            }
-        }
-    }
-    return 0;
+    return c->p.paced >= 0 ? c->p.paced > 0 : gpu_engine_gpu_shared(c);
 }
 
 int gpu_engine_paced(const gpu_engine_comm_t *c)

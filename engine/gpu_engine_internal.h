@@ -56,6 +56,8 @@ struct gpu_engine_comm {
 };
 
 
+/* Do two ranks of the communicator drive the same GPU (busids known)? */
+int gpu_engine_gpu_shared(const gpu_engine_comm_t *c);
 /* Make the next launch wait for work the application queued on the legacy
  * default stream (the engine's stream does not block on it, so legacy work
  * queued later never waits for a collective that waits for a peer). */

@@ -30,18 +30,6 @@ size_t gpu_engine_pk_region_bytes(const gpu_engine_params_t *p, int nranks)
     return GPU_LL_SLOTS_OFF + 2 * (size_t) nranks * lines * GPU_LL_LINE;
 }
 
-static int gpu_pk_one_rank_per_gpu(const gpu_engine_comm_t *c)
-{
-    for (int i = 0; i < c->nranks; ++i) {
-        for (int j = i + 1; j < c->nranks; ++j) {
-            if (0 == strcmp(c->busid[i], c->busid[j])) {
-                return 0;
-            }
-        }
-    }
-    return 1;
-}
-
 gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
 {
     gpu_status_t st = GPU_OK;
@@ -53,7 +41,7 @@ gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
     }
     /* ranks sharing a GPU time-slice it: a resident kernel per process would
      * hold the GPU through every slice */
-    if (c->p.persist < 0 && !gpu_pk_one_rank_per_gpu(c)) {
+    if (c->p.persist < 0 && gpu_engine_gpu_shared(c)) {
         GPU_LOG(10, "rank %d: ranks share a GPU, persistent engine off", c->rank);
         return GPU_OK;
     }

@@ -363,7 +363,7 @@ void gpu_plan_ll_slots(gpu_ll_slots_t *s, const gpu_xchg_plan_t *p, int rank, in
     for (int q = 0; q < n; ++q) {
         size_t got = 0;
         if (q == rank) {
-            got = 0;
+            /* nothing from ourselves */
         } else if (GPU_XCHG_COPY == p->mode) {
             got = p->recv_len[q];
         } else if (q >= p->red_lo && q <= p->red_hi) {
