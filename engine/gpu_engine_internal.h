@@ -46,7 +46,13 @@ struct gpu_engine_comm {
     unsigned long long pk_seq;               /* collective calls run through it */
     gpu_ll_slots_t pk_slots;                 /* slot flow control (gpu_plan.h) */
     gpu_ll_mailbox_t *pk_mbox, *pk_mbox_dev;
-    double pk_span[4];                       /* summed: GPU phases, host wait (verbose) */
+    /* verbose 10, summed over calls: host post to GPU_LL_T_SEEN, each GPU
+     * phase, the last stamp to done seen, and post to done seen (us);
+     * the first and next to last compare %globaltimer with CLOCK_REALTIME */
+    double pk_span[GPU_LL_STAMPS + 2];
+    uint64_t pk_post_ns, pk_seen_ns;         /* the last command's */
+    double pk_wait_us;
+    unsigned long long pk_stamped;           /* calls accounted */
     /* host-paced rounds (gpu_engine_hs.c) */
     int hs_on;
     unsigned hs_parity;                      /* staging area of the next round */

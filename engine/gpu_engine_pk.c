@@ -136,6 +136,35 @@ void gpu_engine_pk_park(gpu_engine_comm_t *c)
     c->pk_alive = 0;
 }
 
+static uint64_t gpu_pk_realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+/*
+ * The kernel writes a command's stamps after its done word, so the host
+ * takes them at its next post.  %globaltimer and the host's realtime clock
+ * differ by an offset: the legs host to GPU and GPU to host each carry it,
+ * their sum does not.
+ */
+static void gpu_pk_account(gpu_engine_comm_t *c, unsigned long long last)
+{
+    volatile uint64_t *t = c->pk_mbox->stamp;
+    double *s = c->pk_span;
+    if (0 == c->pk_seen_ns || c->pk_mbox->stamp_cmd != last) {
+        return;
+    }
+    s[0] += ((double) t[0] - (double) c->pk_post_ns) * 1e-3;
+    for (int i = 1; i < GPU_LL_STAMPS; ++i) {
+        s[i] += ((double) t[i] - (double) t[i - 1]) * 1e-3;
+    }
+    s[GPU_LL_STAMPS] += ((double) c->pk_seen_ns - (double) t[GPU_LL_STAMPS - 1]) * 1e-3;
+    s[GPU_LL_STAMPS + 1] += c->pk_wait_us;
+    ++c->pk_stamped;
+}
+
 /* Spin until the busy blocks report command d (blocking calls only). */
 static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t *w, int nw,
                                 unsigned long long d, int busy)
@@ -149,11 +178,8 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t
         }
         if (b == busy) {
             if (gpu_log_enabled(10)) {
-                volatile uint64_t *t = c->pk_mbox->stamp;
-                c->pk_span[0] += (double) (t[1] - t[0]) * 1e-3;
-                c->pk_span[1] += (double) (t[2] - t[1]) * 1e-3;
-                c->pk_span[2] += (double) (t[3] - t[2]) * 1e-3;
-                c->pk_span[3] += (gpu_clock_now() - c->t_submit) * 1e6;
+                c->pk_seen_ns = gpu_pk_realtime_ns();
+                c->pk_wait_us = (gpu_clock_now() - c->t_submit) * 1e6;
             }
             return GPU_OK;
         }
@@ -307,6 +333,11 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu
     }
     info.gen = c->pk_gen;
     nw = gpu_plan_ll_encode(plan, c->nranks, &info, w);
+    if (gpu_log_enabled(10)) {
+        gpu_pk_account(c, d - 1);
+        c->pk_seen_ns = 0;
+        c->pk_post_ns = gpu_pk_realtime_ns();
+    }
     gpu_pk_write(c, w, nw, d);
     c->t_submit = gpu_clock_now();
     return gpu_pk_wait(c, what, w, nw, d, busy);
@@ -316,11 +347,15 @@ void gpu_engine_pk_release(gpu_engine_comm_t *c)
 {
     if (c->pk_on) {
         /* a launch per call here would mean the idle exit is too short */
-        const double n = c->pk_seq > 0 ? (double) c->pk_seq : 1.0;
-        GPU_LOG(10, "rank %d: persistent engine ran %llu calls with %u launches; mean us: "
-                "sends %.2f, receives %.2f, finish %.2f (GPU, block 0), post to done seen %.2f",
-                c->rank, c->pk_seq, c->pk_gen, c->pk_span[0] / n, c->pk_span[1] / n,
-                c->pk_span[2] / n, c->pk_span[3] / n);
+        const double n = c->pk_stamped > 0 ? (double) c->pk_stamped : 1.0;
+        char line[512];
+        int len = 0;
+        for (int i = 0; i < GPU_LL_STAMPS + 2 && len < (int) sizeof(line) - 32; ++i) {
+            len += snprintf(line + len, sizeof(line) - (size_t) len, " %.2f", c->pk_span[i] / n);
+        }
+        GPU_LOG(10, "rank %d: persistent engine ran %llu calls with %u launches; mean us of "
+                "%llu: host post to seen, GPU phases (gpu_ll.h), done to seen by host, post "
+                "to done seen:%s", c->rank, c->pk_seq, c->pk_gen, c->pk_stamped, line);
     }
     if (NULL != c->pk_mbox) {
         (void) cudaFreeHost((void *) c->pk_mbox);

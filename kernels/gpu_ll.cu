@@ -13,15 +13,38 @@ using namespace gpu_dev;
 
 constexpr int kThreads = 512;
 
-/* The command as one block sees it, decoded into shared memory. */
+/*
+ * The command as one block sees it, decoded into shared memory together
+ * with this block's piece of every pair.  Threads decode a peer each, in
+ * 32-bit arithmetic: single-thread decoding with 64-bit divisions per
+ * range took about a microsecond of every small call.
+ */
 struct ll_cmd {
     int cmd, mode, in_place, sys_fence, op, dt;
     unsigned gen;
     unsigned long long seq;
     unsigned long long wait_seq[GPU_MAX_PEERS];
     int wait_blocks[GPU_MAX_PEERS];
+    unsigned send_off[GPU_MAX_PEERS], send_n[GPU_MAX_PEERS];   /* this block's pieces */
+    unsigned recv_off[GPU_MAX_PEERS], recv_n[GPU_MAX_PEERS];
+    unsigned red_off, red_n, self_off, self_n;
+    int work;                   /* this block has a piece of something */
+    unsigned waits;             /* peers whose reader blocks' acks we wait for */
+    unsigned acks;              /* peers we read from and ack */
     gpu_xchg_plan_t plan;
 };
+
+/* gpu_ll_block_range in 32 bits (lengths stay below GPU_LL_MAX_BYTES) */
+__device__ __forceinline__ void piece32(unsigned len, unsigned b, unsigned nb, unsigned min_piece,
+                                        unsigned *off, unsigned *n)
+{
+    unsigned p = (len + nb - 1) / nb;
+    p = (p + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
+    p = p < min_piece ? min_piece : p;
+    const unsigned lo = b * p;
+    *off = lo;
+    *n = lo < len ? (len - lo < p ? len - lo : p) : 0;
+}
 
 /*
  * The block barrier of this kernel.  __syncthreads is the "aligned" form:
@@ -113,10 +136,6 @@ struct ll_ctx {
         return region(reader) + GPU_LL_SLOTS_OFF +
                (((size_t) parity * a.nranks + src) * a.slot_lines + idx) * GPU_LL_LINE;
     }
-    __device__ bool range(size_t len, size_t *off, size_t *n) const
-    {
-        return gpu_ll_block_range(len, blockIdx.x, gridDim.x, a.min_piece, off, n);
-    }
     /* One thread waits for a line; false after the timeout. */
     __device__ bool get(int src, size_t idx, unsigned long long *v) const
     {
@@ -156,10 +175,14 @@ __device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n, unsigned tid
             const size_t valid = n - j * GPU_LL_PAYLOAD < GPU_LL_PAYLOAD ? n - j * GPU_LL_PAYLOAD
                                                                         : GPU_LL_PAYLOAD;
             const int ne = (int) (valid / sizeof(T));
-            u8 acc, v;
+            u8 acc, v, self;
+            /* our own contribution's load leaves before the first wait */
+            if (x.a.rank >= p.red_lo && x.a.rank <= p.red_hi) {
+                self.u = load8(p.red_self + pos, valid);
+            }
             for (int s = p.red_lo; s <= p.red_hi; ++s) {
                 if (s == x.a.rank) {
-                    v.u = load8(p.red_self + pos, valid);
+                    v = self;
                 } else if (!x.get(s, idx, &v.u)) {
                     ok = false;
                     break;
@@ -219,12 +242,10 @@ __device__ bool wait_geq_relaxed(const unsigned long long *f, unsigned long long
  * us has acked it (host-computed call and block count per peer). */
 __device__ bool wait_slots(const ll_ctx &x)
 {
-    const gpu_xchg_plan_t &p = x.c.plan;
     const char *mine = x.region(x.a.rank);
     for (int i = threadIdx.x; i < x.a.nranks * GPU_LL_MAX_BLOCKS; i += blockDim.x) {
         const int q = i / GPU_LL_MAX_BLOCKS, b = i % GPU_LL_MAX_BLOCKS;
-        size_t off, n;
-        if (q == x.a.rank || b >= x.c.wait_blocks[q] || !x.range(p.send_len[q], &off, &n)) {
+        if (q == x.a.rank || b >= x.c.wait_blocks[q] || 0 == x.c.send_n[q]) {
             continue;
         }
         const unsigned long long *ack = reinterpret_cast<const unsigned long long *>(
@@ -240,9 +261,9 @@ __device__ void send_pieces(const ll_ctx &x, unsigned tid, unsigned nt)
 {
     const gpu_xchg_plan_t &p = x.c.plan;
     for (int k = 1; k < x.a.nranks; ++k) {
-        const int q = (x.a.rank + k) % x.a.nranks;
-        size_t off, n;
-        if (!x.range(p.send_len[q], &off, &n)) {
+        const int q = x.a.rank + k < x.a.nranks ? x.a.rank + k : x.a.rank + k - x.a.nranks;
+        const size_t off = x.c.send_off[q], n = x.c.send_n[q];
+        if (0 == n) {
             continue;
         }
         const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
@@ -260,9 +281,9 @@ __device__ bool recv_copies(const ll_ctx &x, unsigned tid, unsigned nt)
     const gpu_xchg_plan_t &p = x.c.plan;
     bool ok = true;
     for (int k = 1; k < x.a.nranks && ok; ++k) {
-        const int s = (x.a.rank - k + x.a.nranks) % x.a.nranks;
-        size_t off, n;
-        if (!x.range(p.recv_len[s], &off, &n)) {
+        const int s = x.a.rank >= k ? x.a.rank - k : x.a.rank - k + x.a.nranks;
+        const size_t off = x.c.recv_off[s], n = x.c.recv_n[s];
+        if (0 == n) {
             continue;
         }
         const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
@@ -282,56 +303,46 @@ __device__ bool recv_copies(const ll_ctx &x, unsigned tid, unsigned nt)
 /* Tell every writer this block read from that its slot is free again. */
 __device__ void ack_readers(const ll_ctx &x)
 {
-    const gpu_xchg_plan_t &p = x.c.plan;
-    size_t off, n;
-    for (int s = 0; s < x.a.nranks; ++s) {
-        const bool read = s != x.a.rank &&
-                          ((GPU_XCHG_COPY == x.c.mode && x.range(p.recv_len[s], &off, &n)) ||
-                           (GPU_XCHG_REDUCE == x.c.mode && s >= p.red_lo && s <= p.red_hi &&
-                            x.range(p.red_len, &off, &n)));
-        if (read) {
-            st_relaxed_sys(reinterpret_cast<unsigned long long *>(
-                               x.region(s) + GPU_LL_ACK_OFF +
-                               ((size_t) blockIdx.x * GPU_MAX_PEERS + x.a.rank) * 8),
-                           x.c.seq);
-        }
+    for (unsigned m = x.c.acks; 0 != m; m &= m - 1) {
+        const int s = __ffs(m) - 1;
+        st_relaxed_sys(reinterpret_cast<unsigned long long *>(
+                           x.region(s) + GPU_LL_ACK_OFF +
+                           ((size_t) blockIdx.x * GPU_MAX_PEERS + x.a.rank) * 8),
+                       x.c.seq);
     }
 }
 
-/* Does this block have a piece of anything in the plan? */
-__device__ bool has_work(const ll_ctx &x)
+/* Phase stamps of block 0, kept here and copied to the host mailbox only
+ * after the done word: a store to host memory in flight would hold up the
+ * next fence of its thread and distort what is measured. */
+__shared__ unsigned long long t_stamp[GPU_LL_STAMPS];
+/* cleared by any thread whose wait timed out; set at decode */
+__shared__ int ll_ok;
+
+/* Release at GPU scope: what this thread stored, and what it saw through a
+ * barrier, is performed before its later stores (lighter than fence.sc,
+ * which __threadfence is) */
+__device__ __forceinline__ void fence_release_gpu()
 {
-    const gpu_xchg_plan_t &p = x.c.plan;
-    size_t off, n;
-    for (int q = 0; q < x.a.nranks; ++q) {
-        if (q != x.a.rank && (x.range(p.send_len[q], &off, &n) ||
-                              (GPU_XCHG_COPY == x.c.mode && x.range(p.recv_len[q], &off, &n)))) {
-            return true;
-        }
-    }
-    return (GPU_XCHG_REDUCE == x.c.mode && p.red_lo <= p.red_hi && x.range(p.red_len, &off, &n)) ||
-           (p.self_src != p.self_dst && x.range(p.self_len, &off, &n));
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 
 /* Run one command (host command number cmd_no) and report it done; false
  * when a wait timed out. */
 __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long long cmd_no)
 {
-    __shared__ int ok;
     const ll_ctx x = { a, c, gpu_ll_flag(c.seq), (int) (c.seq & 1) };
     const gpu_xchg_plan_t &p = c.plan;
-    size_t off, n;
 
-    if (0 == threadIdx.x) {
-        ok = 1;
-    }
-    cta_sync();
-    if (!wait_slots(x)) {
-        ok = 0;
-    }
-    cta_sync();
-    if (!ok) {
-        return false;
+    /* usually none: the host drops waits that the calls in between prove */
+    if (0 != c.waits) {
+        if (!wait_slots(x)) {
+            ll_ok = 0;
+        }
+        cta_sync();
+        if (!ll_ok) {
+            return false;
+        }
     }
     /*
      * Senders and receivers are different warps.  A fence waits for every
@@ -344,16 +355,19 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
     const unsigned half = (blockDim.x / 2) & ~31u;
     const bool sender = threadIdx.x < half;
     const unsigned rtid = threadIdx.x - half, rnt = blockDim.x - half;
+    if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
+        t_stamp[GPU_LL_T_SLOTS] = globaltimer();
+    }
     if (sender) {
         send_pieces(x, threadIdx.x, half);
     }
     if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
-        a.mbox->stamp[1] = globaltimer();
+        t_stamp[GPU_LL_T_SENT] = globaltimer();
     }
-    if (!sender && p.self_src != p.self_dst && x.range(p.self_len, &off, &n)) {
+    if (!sender && c.self_n > 0) {
         /* MPI forbids overlap of a send buffer with the receive buffer, so
          * the local copy may run beside the sends */
-        part_copy(p.self_dst + off, p.self_src + off, n, rtid, rnt);
+        part_copy(p.self_dst + c.self_off, p.self_src + c.self_off, c.self_n, rtid, rnt);
     }
     if (c.in_place) {
         /* output overwrites input this block sent above */
@@ -364,25 +378,28 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
         /* nothing to receive */
     } else if (GPU_XCHG_COPY == c.mode) {
         mine = recv_copies(x, rtid, rnt);
-    } else if (p.red_lo <= p.red_hi && x.range(p.red_len, &off, &n)) {
-        reduce_visitor v = { x, off, n, rtid, rnt, true };
+    } else if (c.red_n > 0) {
+        reduce_visitor v = { x, c.red_off, c.red_n, rtid, rnt, true };
         mine = gpu_dispatch((gpu_op_t) c.op, (gpu_dtype_t) c.dt, v) && v.ok;
     }
     if (!mine) {
-        ok = 0;
+        ll_ok = 0;
+    }
+    if (a.stamps && threadIdx.x == half && 0 == blockIdx.x) {
+        t_stamp[GPU_LL_T_RECEIVED] = globaltimer();
     }
     /* each receiver's results performed at GPU scope before the block
      * reports: whatever reads them next (the application's kernels and
      * copies, a peer over NVLink) reads through this GPU's L2 */
     if (!sender) {
-        __threadfence();
+        fence_release_gpu();
     }
     cta_sync();
-    if (!ok) {
+    if (!ll_ok) {
         return false;
     }
     if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
-        a.mbox->stamp[2] = globaltimer();
+        t_stamp[GPU_LL_T_FENCED] = globaltimer();
     }
     if (threadIdx.x == half) {
         /*
@@ -399,13 +416,19 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
         if (c.sys_fence) {
             __threadfence_system();
         } else {
-            __threadfence();
+            fence_release_gpu();
         }
         ack_readers(x);
         if (a.stamps && 0 == blockIdx.x) {
-            a.mbox->stamp[3] = globaltimer();
+            t_stamp[GPU_LL_T_REPORT] = globaltimer();
         }
         a.mbox->done[blockIdx.x] = cmd_no;
+        if (a.stamps && 0 == blockIdx.x) {
+            for (int i = 0; i < GPU_LL_STAMPS; ++i) {
+                a.mbox->stamp[i] = t_stamp[i];
+            }
+            a.mbox->stamp_cmd = cmd_no;
+        }
     }
     return true;
 }
@@ -440,36 +463,95 @@ __device__ bool read_tagged(const volatile uint64_t *src, int nw, unsigned *word
     return __all_sync(0xffffffffu, same);
 }
 
+/*
+ * Warp 0 decodes: lane q takes peer q (nranks <= 32), every lane reads the
+ * header (broadcast loads, all issued before the first store) and lane 0
+ * writes it; ballots give the block's peer masks.  The other warps wait at
+ * the next barrier.
+ */
 __device__ void decode(const gpu_ll_args_t &a, const unsigned *w, ll_cmd *c)
 {
     gpu_xchg_plan_t &p = c->plan;
-    c->cmd = (int) (w[GPU_LL_W_CMD] & 15);
-    c->mode = (int) ((w[GPU_LL_W_CMD] >> 4) & 1);
-    c->in_place = (int) ((w[GPU_LL_W_CMD] >> 5) & 1);
-    c->sys_fence = (int) ((w[GPU_LL_W_CMD] >> 6) & 1);
-    c->op = (int) ((w[GPU_LL_W_CMD] >> 8) & 255);
-    c->dt = (int) ((w[GPU_LL_W_CMD] >> 16) & 255);
-    c->gen = w[GPU_LL_W_GEN];
-    c->seq = ptr_of(w, GPU_LL_W_SEQ);
-    p.mode = c->mode;
-    p.relay = 0;
-    p.in_place = c->in_place;
-    p.red_self = (const char *) ptr_of(w, GPU_LL_W_RED_SELF);
-    p.red_out = (char *) ptr_of(w, GPU_LL_W_RED_OUT);
-    p.red_len = w[GPU_LL_W_RED_LEN];
-    p.red_lo = (short) (w[GPU_LL_W_RED_RANGE] & 0xffff);
-    p.red_hi = (short) (w[GPU_LL_W_RED_RANGE] >> 16);
-    p.self_src = (const char *) ptr_of(w, GPU_LL_W_SELF_SRC);
-    p.self_dst = (char *) ptr_of(w, GPU_LL_W_SELF_DST);
-    p.self_len = w[GPU_LL_W_SELF_LEN];
-    for (int q = 0; q < a.nranks; ++q) {
-        const unsigned *e = w + GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * q;
-        p.send_src[q] = (const char *) ptr_of(e, GPU_LL_P_SEND_SRC);
-        p.send_len[q] = e[GPU_LL_P_SEND_LEN] & 0xffffffu;
-        c->wait_blocks[q] = (int) (e[GPU_LL_P_SEND_LEN] >> 24);
-        p.recv_dst[q] = (char *) ptr_of(e, GPU_LL_P_RECV_DST);
-        p.recv_len[q] = e[GPU_LL_P_RECV_LEN];
-        c->wait_seq[q] = ptr_of(e, GPU_LL_P_WAIT_SEQ);
+    const unsigned b = blockIdx.x, nb = gridDim.x, mp = (unsigned) a.min_piece;
+    const int t = threadIdx.x;
+    if (t >= 32) {
+        return;
+    }
+    const unsigned cw = w[GPU_LL_W_CMD], gen = w[GPU_LL_W_GEN], range = w[GPU_LL_W_RED_RANGE];
+    const unsigned red_len = w[GPU_LL_W_RED_LEN], self_len = w[GPU_LL_W_SELF_LEN];
+    const unsigned long long seq = ptr_of(w, GPU_LL_W_SEQ);
+    const unsigned long long red_self = ptr_of(w, GPU_LL_W_RED_SELF);
+    const unsigned long long red_out = ptr_of(w, GPU_LL_W_RED_OUT);
+    const unsigned long long self_src = ptr_of(w, GPU_LL_W_SELF_SRC);
+    const unsigned long long self_dst = ptr_of(w, GPU_LL_W_SELF_DST);
+    const int mode = (int) ((cw >> 4) & 1), lo = (short) (range & 0xffff),
+              hi = (short) (range >> 16);
+    unsigned red_off = 0, red_n = 0, self_off = 0, self_n = 0;
+    if (GPU_XCHG_REDUCE == mode && lo <= hi) {
+        piece32(red_len, b, nb, mp, &red_off, &red_n);
+    }
+    if (self_src != self_dst) {
+        piece32(self_len, b, nb, mp, &self_off, &self_n);
+    }
+    bool sends = false, recvs = false, waits = false, reads = false;
+    if (t < a.nranks) {
+        const unsigned *e = w + GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * t;
+        const unsigned slw = e[GPU_LL_P_SEND_LEN], rlen = e[GPU_LL_P_RECV_LEN];
+        const unsigned long long src = ptr_of(e, GPU_LL_P_SEND_SRC);
+        const unsigned long long dst = ptr_of(e, GPU_LL_P_RECV_DST);
+        const unsigned long long wseq = ptr_of(e, GPU_LL_P_WAIT_SEQ);
+        const unsigned slen = slw & 0xffffffu;
+        unsigned so, sn, ro, rn;
+        piece32(slen, b, nb, mp, &so, &sn);
+        piece32(rlen, b, nb, mp, &ro, &rn);
+        p.send_src[t] = (const char *) src;
+        p.send_len[t] = slen;
+        p.recv_dst[t] = (char *) dst;
+        p.recv_len[t] = rlen;
+        c->wait_blocks[t] = (int) (slw >> 24);
+        c->wait_seq[t] = wseq;
+        c->send_off[t] = so;
+        c->send_n[t] = sn;
+        c->recv_off[t] = ro;
+        c->recv_n[t] = rn;
+        if (t != a.rank) {
+            sends = sn > 0;
+            recvs = GPU_XCHG_COPY == mode && rn > 0;
+            waits = (slw >> 24) > 0 && sn > 0;
+            reads = recvs || (GPU_XCHG_REDUCE == mode && t >= lo && t <= hi && red_n > 0);
+        }
+    }
+    const unsigned any = __ballot_sync(0xffffffffu, sends || recvs);
+    const unsigned wmask = __ballot_sync(0xffffffffu, waits);
+    const unsigned amask = __ballot_sync(0xffffffffu, reads);
+    if (0 == t) {
+        c->cmd = (int) (cw & 15);
+        c->mode = mode;
+        c->in_place = (int) ((cw >> 5) & 1);
+        c->sys_fence = (int) ((cw >> 6) & 1);
+        c->op = (int) ((cw >> 8) & 255);
+        c->dt = (int) ((cw >> 16) & 255);
+        c->gen = gen;
+        c->seq = seq;
+        p.mode = mode;
+        p.relay = 0;
+        p.in_place = c->in_place;
+        p.red_self = (const char *) red_self;
+        p.red_out = (char *) red_out;
+        p.red_len = red_len;
+        p.red_lo = lo;
+        p.red_hi = hi;
+        p.self_src = (const char *) self_src;
+        p.self_dst = (char *) self_dst;
+        p.self_len = self_len;
+        c->red_off = red_off;
+        c->red_n = red_n;
+        c->self_off = self_off;
+        c->self_n = self_n;
+        c->work = 0 != any || red_n > 0 || self_n > 0;
+        c->waits = wmask;
+        c->acks = amask;
+        ll_ok = 1;
     }
 }
 
@@ -545,6 +627,9 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                         } else {
                             cur = next + (unsigned) ahead;
                             state = RUN;
+                            if (a.stamps) {
+                                t_stamp[GPU_LL_T_SEEN] = globaltimer();
+                            }
                         }
                     } else if (globaltimer() - idle_from > a.idle_ns) {
                         a.mbox->exit_word = ((uint64_t) a.gen << 32) | (uint32_t) (next - 1);
@@ -578,14 +663,11 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                 published = cur;
             }
         }
-        if (0 == threadIdx.x) {
-            decode(a, words, &c);
-        }
+        decode(a, words, &c);
         cta_sync();
-        const ll_ctx x = { a, c, 0, 0 };
-        if (GPU_LL_CMD_WORK == c.cmd && has_work(x)) {
+        if (GPU_LL_CMD_WORK == c.cmd && c.work) {
             if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
-                a.mbox->stamp[0] = globaltimer();
+                t_stamp[GPU_LL_T_DECODED] = globaltimer();
             }
             if (!execute(a, c, cur)) {
                 return;   /* the host reports the timeout and parks the rest */

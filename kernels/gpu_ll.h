@@ -95,15 +95,26 @@ enum {
 
 enum { GPU_LL_CMD_WORK = 1, GPU_LL_CMD_QUIT = 2 };
 
+/* Phase stamps of block 0 (verbose 10): where the time of a call goes. */
+enum {
+    GPU_LL_T_SEEN = 0,      /* the poll returned the new command */
+    GPU_LL_T_DECODED,       /* decoded, work found */
+    GPU_LL_T_SLOTS,         /* slot acks waited for */
+    GPU_LL_T_SENT,          /* sender thread 0 issued its lines */
+    GPU_LL_T_RECEIVED,      /* first receiver has its lines and results stored */
+    GPU_LL_T_FENCED,        /* every receiver fenced (barrier passed) */
+    GPU_LL_T_REPORT,        /* acks written, done word next */
+    GPU_LL_STAMPS
+};
+
 /* Host-mapped; the host writes desc, the kernel done and exit_word. */
 typedef struct {
     volatile uint64_t desc[GPU_LL_DESC_WORDS];
     volatile uint64_t done[GPU_LL_MAX_BLOCKS];   /* last command each block finished */
     volatile uint64_t exit_word;                 /* gen << 32 | last command taken (low 32) */
-    volatile uint64_t stamp[4];                  /* block 0, %globaltimer: command seen, sends
-                                                    issued, receives done, done written; only
-                                                    with stamps (each is a PCIe write the next
-                                                    system fence waits for) */
+    volatile uint64_t stamp[GPU_LL_STAMPS];      /* block 0, %globaltimer at GPU_LL_T_*, written
+                                                    after done (only with stamps) */
+    volatile uint64_t stamp_cmd;                 /* the command they are of */
 } gpu_ll_mailbox_t;
 
 /* Per-rank scratch region, identical layout on every rank. */
