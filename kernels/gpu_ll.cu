@@ -15,9 +15,9 @@ constexpr int kThreads = 512;
 
 /*
  * The command as one block sees it, decoded into shared memory together
- * with this block's piece of every pair.  Threads decode a peer each, in
- * 32-bit arithmetic: single-thread decoding with 64-bit divisions per
- * range took about a microsecond of every small call.
+ * with this block's piece of every pair.  Threads decode a peer each:
+ * single-thread decoding with 64-bit divisions per range took about a
+ * microsecond of every small call.
  */
 struct ll_cmd {
     int cmd, mode, in_place, sys_fence, op, dt;
@@ -34,16 +34,14 @@ struct ll_cmd {
     gpu_xchg_plan_t plan;
 };
 
-/* gpu_ll_block_range in 32 bits (lengths stay below GPU_LL_MAX_BYTES) */
+/* This block's piece of a pair (gpu_ll_block_range); 0 bytes when none. */
 __device__ __forceinline__ void piece32(unsigned len, unsigned b, unsigned nb, unsigned min_piece,
                                         unsigned *off, unsigned *n)
 {
-    unsigned p = (len + nb - 1) / nb;
-    p = (p + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
-    p = p < min_piece ? min_piece : p;
-    const unsigned lo = b * p;
-    *off = lo;
-    *n = lo < len ? (len - lo < p ? len - lo : p) : 0;
+    size_t o = 0, k = 0;
+    (void) gpu_ll_block_range(len, (int) b, (int) nb, min_piece, &o, &k);
+    *off = (unsigned) o;
+    *n = (unsigned) k;
 }
 
 /*

@@ -146,24 +146,31 @@ GPU_XCHG_HD int gpu_ll_cmd_busy(uint32_t cmd_word)
     return (int) ((cmd_word >> 24) & 63);
 }
 
-/* Piece of a len-byte pair that each block takes: the same at both ends. */
+/*
+ * Piece of a len-byte pair that each block takes: the same at both ends.
+ * 32-bit arithmetic, exact for a pair under GPU_LL_MAX_BYTES: the kernel
+ * cuts every pair of every command, and a 64-bit division costs about
+ * 160 ns on an SM (docs/results/probe_sm_h200x2.log).
+ */
 GPU_XCHG_HD size_t gpu_ll_piece(size_t len, int nblocks, size_t min_piece)
 {
-    size_t p = (len + (size_t) nblocks - 1) / (size_t) nblocks;
+    const unsigned nb = (unsigned) nblocks, mp = (unsigned) min_piece;
+    unsigned p = ((unsigned) len + nb - 1) / nb;
     p = (p + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
-    return p < min_piece ? min_piece : p;
+    return p < mp ? mp : p;
 }
 
 /* Block b's range [*off, *off + *n) of a len-byte pair; 0 when empty. */
 GPU_XCHG_HD int gpu_ll_block_range(size_t len, int b, int nblocks, size_t min_piece, size_t *off,
                                  size_t *n)
 {
-    const size_t p = gpu_ll_piece(len, nblocks, min_piece), lo = (size_t) b * p;
-    if (0 == len || lo >= len) {
+    const unsigned l = (unsigned) len, p = (unsigned) gpu_ll_piece(len, nblocks, min_piece);
+    const unsigned lo = (unsigned) b * p;
+    if (0 == l || lo >= l) {
         return 0;
     }
     *off = lo;
-    *n = len - lo < p ? len - lo : p;
+    *n = l - lo < p ? l - lo : p;
     return 1;
 }
 
