@@ -452,7 +452,7 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         return gpu_engine_finish(c, what, req);
     }
     const int resident = gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);
-    if (resident || (c->hs_on && NULL == req && c->nranks > 1)) {
+    if (resident || gpu_engine_paced_takes(c, NULL, NULL == req)) {
         gpu_xchg_plan_t plan;
         if (GPU_OK == gpu_plan_allreduce(&plan, c->rank, c->nranks, in, out, bytes)) {
             /* the resident kernel first, as for exchanges and as traces name it */

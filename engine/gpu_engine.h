@@ -65,6 +65,11 @@ int gpu_engine_device(const gpu_engine_comm_t *comm);
 
 /* Blocking calls run as host-paced rounds, no device wait (ranks share a GPU). */
 int gpu_engine_paced(const gpu_engine_comm_t *comm);
+/* Does this call run as host-paced rounds: a blocking one, of a plan
+ * without relays (NULL: an allreduce), with a peer to pace against?  The
+ * resident kernel, where it takes the call, comes first. */
+int gpu_engine_paced_takes(const gpu_engine_comm_t *comm, const gpu_xchg_plan_t *plan,
+                           int blocking);
 
 /* Chosen algorithm for a message (exposed for tests and verbose output). */
 gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *comm, size_t bytes);

@@ -62,6 +62,11 @@ int gpu_engine_paced(const gpu_engine_comm_t *c)
     return NULL != c && c->hs_on;
 }
 
+int gpu_engine_paced_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, int blocking)
+{
+    return blocking && gpu_engine_paced(c) && c->nranks > 1 && (NULL == plan || !plan->relay);
+}
+
 gpu_status_t gpu_engine_hs_run(gpu_engine_comm_t *c, const char *what,
                                const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt)
 {

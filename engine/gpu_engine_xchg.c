@@ -46,7 +46,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     if (NULL == req && gpu_engine_pk_fits(c, plan, dt)) {
         return gpu_engine_pk_run(c, desc, plan, op, dt);
     }
-    if (NULL == req && c->hs_on && !plan->relay) {
+    if (gpu_engine_paced_takes(c, plan, NULL == req)) {
         return gpu_engine_hs_run(c, desc, plan, op, dt);
     }
     nwork = gpu_plan_work(plan, c->rank, c->nranks, lens);

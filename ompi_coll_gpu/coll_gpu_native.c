@@ -62,7 +62,7 @@ static const char *gpu_call_algo(mca_coll_gpu_module_t *m, const mca_coll_gpu_ca
     if (gpu_engine_persistent(m->engine, call->plan, bytes, call->dt, blocking)) {
         return "persistent";
     }
-    if (blocking && gpu_engine_paced(m->engine) && (NULL == call->plan || !call->plan->relay)) {
+    if (gpu_engine_paced_takes(m->engine, call->plan, blocking)) {
         return "host-paced";
     }
     if (NULL == call->plan) {
