@@ -341,9 +341,23 @@ int gpu_engine_persistent(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *pla
     return gpu_engine_pk_fits(c, plan, dt);
 }
 
+const char *gpu_engine_what(gpu_engine_what_t *w)
+{
+    if ('\0' != w->text[0]) {
+        return w->text;
+    }
+    if (w->reduces) {
+        snprintf(w->text, sizeof(w->text), "%s #%llu (count %zu, %s, %s)", w->coll, w->seq,
+                 w->count, gpu_dtype_name(w->dt), gpu_op_name(w->op));
+    } else {
+        snprintf(w->text, sizeof(w->text), "%s #%llu", w->coll, w->seq);
+    }
+    return w->text;
+}
+
 /* Bounded host wait: the kernel bounds its own waits, this catches a
  * kernel that never got scheduled. */
-gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what)
+gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what)
 {
     const double limit = 2.0 * c->p.timeout_s + 5.0, deadline = gpu_clock_now() + limit;
     cudaError_t e;
@@ -351,13 +365,13 @@ gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what)
 
     while (cudaErrorNotReady == (e = cudaStreamQuery(c->stream))) {
         if (0 == (++spins & 1023) && gpu_clock_now() > deadline) {
-            GPU_ERROR("rank %d: %s still running after %.0f s; giving up", c->rank, what, limit);
+            GPU_ERROR("rank %d: %s still running after %.0f s; giving up", c->rank, gpu_engine_what(what), limit);
             c->broken = 1;
             return GPU_ERR_TIMEOUT;
         }
     }
     if (cudaSuccess != e) {
-        GPU_ERROR("rank %d: %s failed: %s", c->rank, what, cudaGetErrorString(e));
+        GPU_ERROR("rank %d: %s failed: %s", c->rank, gpu_engine_what(what), cudaGetErrorString(e));
         c->broken = 1;
         return GPU_ERR_CUDA;
     }
@@ -366,7 +380,7 @@ gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, const char *what)
                                         "exchange send", "exchange receive",
                                         "persistent receive", "persistent send" };
         GPU_ERROR("rank %d: %s timed out after %.1f s waiting for rank %d (block %d, %s stage, "
-                  "flag %llu, last seen %llu)", c->rank, what, c->p.timeout_s,
+                  "flag %llu, last seen %llu)", c->rank, gpu_engine_what(what), c->p.timeout_s,
                   c->err_host->peer, c->err_host->block,
                   (unsigned) c->err_host->stage < 7 ? stages[c->err_host->stage] : "?",
                   c->err_host->expected, c->err_host->seen);
@@ -407,7 +421,8 @@ gpu_status_t gpu_engine_enter(gpu_engine_comm_t *c, int reduces, gpu_op_t op, gp
     return GPU_OK;
 }
 
-gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engine_req_t *req)
+gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                               gpu_engine_req_t *req)
 {
     cudaEvent_t ev;
     cudaError_t e;
@@ -420,16 +435,16 @@ gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, const char *what, gpu_engin
     if (c->nevents > 0) {
         ev = c->events[--c->nevents];
     } else if (cudaSuccess != (e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming))) {
-        GPU_ERROR("rank %d: %s: cudaEventCreate: %s", c->rank, what, cudaGetErrorString(e));
+        GPU_ERROR("rank %d: %s: cudaEventCreate: %s", c->rank, gpu_engine_what(what), cudaGetErrorString(e));
         return GPU_ERR_CUDA;
     }
     if (cudaSuccess != (e = cudaEventRecord(ev, c->stream))) {
-        GPU_ERROR("rank %d: %s: cudaEventRecord: %s", c->rank, what, cudaGetErrorString(e));
+        GPU_ERROR("rank %d: %s: cudaEventRecord: %s", c->rank, gpu_engine_what(what), cudaGetErrorString(e));
         (void) cudaEventDestroy(ev);
         return GPU_ERR_CUDA;
     }
     req->event = ev;
-    snprintf(req->what, sizeof(req->what), "%s", what);
+    snprintf(req->what, sizeof(req->what), "%s", gpu_engine_what(what));
     return GPU_OK;
 }
 
@@ -439,25 +454,24 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     const size_t esize = gpu_dtype_size(dt), bytes = count * esize;
     gpu_allreduce_args_t a;
     gpu_algo_t algo;
+    gpu_engine_what_t what = { .coll = "allreduce", .seq = c->seq + 1, .count = count,
+                               .reduces = 1, .op = op, .dt = dt };
     gpu_status_t st;
-    char what[96];
 
     st = gpu_engine_enter(c, 1, op, dt);
     if (GPU_OK != st) {
         return st;
     }
-    snprintf(what, sizeof(what), "allreduce #%llu (count %zu, %s, %s)", c->seq + 1, count,
-             gpu_dtype_name(dt), gpu_op_name(op));
     if (0 == count) {
-        return gpu_engine_finish(c, what, req);
+        return gpu_engine_finish(c, &what, req);
     }
     const int resident = gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);
     if (resident || gpu_engine_paced_takes(c, NULL, NULL == req)) {
         gpu_xchg_plan_t plan;
         if (GPU_OK == gpu_plan_allreduce(&plan, c->rank, c->nranks, in, out, bytes)) {
             /* the resident kernel first, as for exchanges and as traces name it */
-            return resident ? gpu_engine_pk_run(c, what, &plan, op, dt)
-                            : gpu_engine_hs_run(c, what, &plan, op, dt);
+            return resident ? gpu_engine_pk_run(c, &what, &plan, op, dt)
+                            : gpu_engine_hs_run(c, &what, &plan, op, dt);
         }
     }
     st = gpu_engine_order(c);
@@ -468,11 +482,11 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         if (in != out) {
             cudaError_t e = cudaMemcpyAsync(out, in, bytes, cudaMemcpyDefault, c->stream);
             if (cudaSuccess != e) {
-                GPU_ERROR("%s: cudaMemcpyAsync: %s", what, cudaGetErrorString(e));
+                GPU_ERROR("%s: cudaMemcpyAsync: %s", gpu_engine_what(&what), cudaGetErrorString(e));
                 return GPU_ERR_CUDA;
             }
         }
-        return gpu_engine_finish(c, what, req);
+        return gpu_engine_finish(c, &what, req);
     }
 
     memset(&a, 0, sizeof(a));
@@ -496,21 +510,15 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         a.nblocks = c->p.oneshot_blocks;
         a.ll_buf = (int) (c->oneshot_calls++ & 1);
     } else {
-        const size_t n = (size_t) c->nranks, cap = c->ts_block / (2 * n);
-        size_t shard = gpu_round_up((bytes + n * (size_t) c->p.nblocks - 1) /
-                                    (n * (size_t) c->p.nblocks), 16);
-        size_t nchunks;
-        shard = shard < cap ? shard : cap;
-        nchunks = (bytes + shard * n - 1) / (shard * n);
-        a.ts_shard_bytes = shard;
-        a.nblocks = (int) (nchunks < (size_t) c->p.nblocks ? nchunks : (size_t) c->p.nblocks);
+        gpu_plan_twoshot_cut(bytes, c->nranks, c->p.nblocks, c->ts_block / (2 * (size_t) c->nranks),
+                             &a.ts_shard_bytes, &a.nblocks);
     }
-    GPU_LOG(20, "%s: %s, %d blocks", what, GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot",
+    GPU_LOG(20, "%s: %s, %d blocks", gpu_engine_what(&what), GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot",
             a.nblocks);
     c->t_launch = gpu_clock_now();
     st = gpu_kernel_allreduce(algo, op, dt, &a, c->stream);
     if (GPU_OK != st) {
         return st;
     }
-    return gpu_engine_finish(c, what, req);
+    return gpu_engine_finish(c, &what, req);
 }

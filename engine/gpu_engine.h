@@ -44,6 +44,7 @@ typedef struct {
                                     (MPI_COMM_TYPE_SHARED); folded into the host identity */
     int persist;                /* persistent engine: -1 when one rank per GPU, 0 off, 1 on */
     size_t persist_max_bytes;   /* largest pair it takes */
+    size_t persist_reduce_max_bytes; /* largest pair it reduces (<= persist_max_bytes) */
     int persist_blocks;
     double persist_idle_us;     /* the kernel exits after this long without a call */
     int paced;                  /* host-paced blocking calls: -1 when ranks share a GPU */

@@ -67,7 +67,7 @@ int gpu_engine_paced_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *pl
     return blocking && gpu_engine_paced(c) && c->nranks > 1 && (NULL == plan || !plan->relay);
 }
 
-gpu_status_t gpu_engine_hs_run(gpu_engine_comm_t *c, const char *what,
+gpu_status_t gpu_engine_hs_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
                                const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt)
 {
     const int n = c->nranks;
@@ -100,14 +100,16 @@ gpu_status_t gpu_engine_hs_run(gpu_engine_comm_t *c, const char *what,
         }
         mine = GPU_OK != st ? -1 : mine;
         if (GPU_OK != c->boot->allgather(c->boot_ctx, &mine, more, sizeof(int))) {
-            GPU_ERROR("rank %d: %s: host allgather of round %d failed", c->rank, what, round);
+            GPU_ERROR("rank %d: %s: host allgather of round %d failed", c->rank,
+                      gpu_engine_what(what), round);
             c->broken = 1;
             return GPU_ERR_BOOTSTRAP;
         }
         any = 0;
         for (int s = 0; s < n; ++s) {
             if (more[s] < 0 && !failed && GPU_OK == st) {
-                GPU_ERROR("rank %d: %s: rank %d failed in round %d", c->rank, what, s, round);
+                GPU_ERROR("rank %d: %s: rank %d failed in round %d", c->rank,
+                          gpu_engine_what(what), s, round);
             }
             failed |= more[s] < 0;
             any |= more[s] > 0;

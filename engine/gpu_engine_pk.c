@@ -67,7 +67,8 @@ out:
 int gpu_engine_pk_takes(const gpu_engine_comm_t *c, int mode, size_t ll_bytes, gpu_dtype_t dt)
 {
     const size_t es = gpu_dtype_size(dt);
-    if (!c->pk_on || 0 == ll_bytes || ll_bytes > c->pk_lines * GPU_LL_PAYLOAD) {
+    if (!c->pk_on || 0 == ll_bytes || ll_bytes > c->pk_lines * GPU_LL_PAYLOAD ||
+        (GPU_XCHG_REDUCE == mode && ll_bytes > c->p.persist_reduce_max_bytes)) {
         return 0;
     }
     /* a line carries 8 bytes: an element must not straddle two */
@@ -145,11 +146,13 @@ static uint64_t gpu_pk_realtime_ns(void)
 
 /*
  * The kernel writes a command's stamps after its done word, so the host
- * takes them at its next post.  %globaltimer and the host's realtime clock
+ * takes them at its next post (post_ns), which also closes the host's own
+ * leg: from seeing the last call done to posting this one (the return to
+ * the application, its loop, MPI and this component's routing).  %globaltimer and the host's realtime clock
  * differ by an offset: the legs host to GPU and GPU to host each carry it,
  * their sum does not.
  */
-static void gpu_pk_account(gpu_engine_comm_t *c, unsigned long long last)
+static void gpu_pk_account(gpu_engine_comm_t *c, unsigned long long last, uint64_t post_ns)
 {
     volatile uint64_t *t = c->pk_mbox->stamp;
     double *s = c->pk_span;
@@ -162,12 +165,13 @@ static void gpu_pk_account(gpu_engine_comm_t *c, unsigned long long last)
     }
     s[GPU_LL_STAMPS] += ((double) c->pk_seen_ns - (double) t[GPU_LL_STAMPS - 1]) * 1e-3;
     s[GPU_LL_STAMPS + 1] += c->pk_wait_us;
+    s[GPU_LL_STAMPS + 2] += ((double) post_ns - (double) c->pk_seen_ns) * 1e-3;
     ++c->pk_stamped;
 }
 
 /* Spin until the busy blocks report command d (blocking calls only). */
-static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t *w, int nw,
-                                unsigned long long d, int busy)
+static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what, uint32_t *w,
+                                int nw, unsigned long long d, int busy)
 {
     const double limit = 2.0 * c->p.timeout_s + 5.0, deadline = gpu_clock_now() + limit;
     int ended = 0;
@@ -205,8 +209,8 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t
             if (c->err_host->raised) {
                 return gpu_engine_wait(c, what);
             }
-            GPU_ERROR("rank %d: %s: persistent kernel did not answer in %.0f s", c->rank, what,
-                      limit);
+            GPU_ERROR("rank %d: %s: persistent kernel did not answer in %.0f s", c->rank,
+                      gpu_engine_what(what), limit);
             c->broken = 1;
             return GPU_ERR_TIMEOUT;
         }
@@ -222,7 +226,7 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, const char *what, uint32_t
             gpu_engine_pk_park(c);
             if (cudaSuccess == e && !c->err_host->raised) {
                 GPU_ERROR("rank %d: %s: persistent kernel ended without finishing", c->rank,
-                          what);
+                          gpu_engine_what(what));
                 c->broken = 1;
                 return GPU_ERR_CUDA;
             }
@@ -280,8 +284,8 @@ out:
     return st;
 }
 
-gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu_xchg_plan_t *plan,
-                               gpu_op_t op, gpu_dtype_t dt)
+gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                               const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt)
 {
     uint32_t w[GPU_LL_DESC_WORDS];
     unsigned long long wait_seq[GPU_MAX_PEERS];
@@ -318,7 +322,8 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu
             e = cudaStreamSynchronize(cudaStreamLegacy);
         }
         if (cudaSuccess != e) {
-            GPU_ERROR("rank %d: %s: waiting for the default stream: %s", c->rank, what,
+            GPU_ERROR("rank %d: %s: waiting for the default stream: %s", c->rank,
+                      gpu_engine_what(what),
                       cudaGetErrorString(e));
             return GPU_ERR_CUDA;
         }
@@ -334,9 +339,10 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, const char *what, const gpu
     info.gen = c->pk_gen;
     nw = gpu_plan_ll_encode(plan, c->nranks, &info, w);
     if (gpu_log_enabled(10)) {
-        gpu_pk_account(c, d - 1);
+        const uint64_t now = gpu_pk_realtime_ns();
+        gpu_pk_account(c, d - 1, now);
         c->pk_seen_ns = 0;
-        c->pk_post_ns = gpu_pk_realtime_ns();
+        c->pk_post_ns = now;
     }
     gpu_pk_write(c, w, nw, d);
     c->t_submit = gpu_clock_now();
@@ -350,12 +356,12 @@ void gpu_engine_pk_release(gpu_engine_comm_t *c)
         const double n = c->pk_stamped > 0 ? (double) c->pk_stamped : 1.0;
         char line[512];
         int len = 0;
-        for (int i = 0; i < GPU_LL_STAMPS + 2 && len < (int) sizeof(line) - 32; ++i) {
+        for (int i = 0; i < GPU_LL_STAMPS + 3 && len < (int) sizeof(line) - 32; ++i) {
             len += snprintf(line + len, sizeof(line) - (size_t) len, " %.2f", c->pk_span[i] / n);
         }
         GPU_LOG(10, "rank %d: persistent engine ran %llu calls with %u launches; mean us of "
                 "%llu: host post to seen, GPU phases (gpu_ll.h), done to seen by host, post "
-                "to done seen:%s", c->rank, c->pk_seq, c->pk_gen, c->pk_stamped, line);
+                "to done seen, done seen to next post:%s", c->rank, c->pk_seq, c->pk_gen, c->pk_stamped, line);
     }
     if (NULL != c->pk_mbox) {
         (void) cudaFreeHost((void *) c->pk_mbox);

@@ -34,24 +34,24 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     const int nb = c->p.xchg_nblocks;
     size_t lens[2 * GPU_MAX_PEERS + 2], longest = 0;
     gpu_xchg_args_t a;
+    gpu_engine_what_t desc = { .coll = what };
     gpu_status_t st;
-    char desc[96];
     int nwork, grid = 1;
 
     st = gpu_engine_enter(c, GPU_XCHG_REDUCE == plan->mode, op, dt);
     if (GPU_OK != st) {
         return st;
     }
-    snprintf(desc, sizeof(desc), "%s #%llu", what, ++c->seq);
+    desc.seq = ++c->seq;
     if (NULL == req && gpu_engine_pk_fits(c, plan, dt)) {
-        return gpu_engine_pk_run(c, desc, plan, op, dt);
+        return gpu_engine_pk_run(c, &desc, plan, op, dt);
     }
     if (gpu_engine_paced_takes(c, plan, NULL == req)) {
-        return gpu_engine_hs_run(c, desc, plan, op, dt);
+        return gpu_engine_hs_run(c, &desc, plan, op, dt);
     }
     nwork = gpu_plan_work(plan, c->rank, c->nranks, lens);
     if (0 == nwork) {
-        return gpu_engine_finish(c, desc, req);
+        return gpu_engine_finish(c, &desc, req);
     }
     /* blocks: the widest pair, or enough for the local copy */
     for (int k = 0; k < nwork; ++k) {
@@ -82,14 +82,14 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     a.slot_bytes = c->xg_slot;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.err = c->err_dev;
-    GPU_LOG(20, "%s: %s, %d blocks", desc, GPU_XCHG_COPY == plan->mode ? "copy" : "reduce",
+    GPU_LOG(20, "%s: %s, %d blocks", gpu_engine_what(&desc), GPU_XCHG_COPY == plan->mode ? "copy" : "reduce",
             a.nblocks);
     c->t_launch = gpu_clock_now();
     st = gpu_kernel_xchg(op, dt, &a, c->stream);
     if (GPU_OK != st) {
         return st;
     }
-    return gpu_engine_finish(c, desc, req);
+    return gpu_engine_finish(c, &desc, req);
 }
 
 gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *c, gpu_engine_req_t *req)
@@ -111,7 +111,9 @@ gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *c, gpu_engine_req_t *req)
         st = GPU_ERR_CUDA;
     } else if (c->err_host->raised) {
         /* the kernel gave up on a peer; the blocking wait reports who */
-        st = gpu_engine_wait(c, req->what);
+        gpu_engine_what_t w = { .coll = NULL };
+        snprintf(w.text, sizeof(w.text), "%s", req->what);
+        st = gpu_engine_wait(c, &w);
     }
     if (c->nevents < GPU_ENGINE_EVENTS) {
         c->events[c->nevents++] = ev;

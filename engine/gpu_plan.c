@@ -15,6 +15,24 @@ static gpu_status_t gpu_plan_init(gpu_xchg_plan_t *p, int mode, int rank, int n)
     return GPU_OK;
 }
 
+void gpu_plan_twoshot_cut(size_t bytes, int n, int nblocks, size_t cap, size_t *shard,
+                          int *blocks)
+{
+    const size_t per = (size_t) n * (size_t) nblocks;
+    size_t s = (bytes + per - 1) / per, nchunks;
+
+    if (s > GPU_PLAN_TS_SPLIT) {
+        s = (s + 1) / 2 > GPU_PLAN_TS_SPLIT ? (s + 1) / 2 : GPU_PLAN_TS_SPLIT;
+    }
+    s = s > GPU_PLAN_TS_MIN_SHARD ? s : GPU_PLAN_TS_MIN_SHARD;
+    s = (s + 15) / 16 * 16;
+    s = s < cap ? s : cap;
+    s = s > 0 ? s : 16;
+    nchunks = (bytes + s * (size_t) n - 1) / (s * (size_t) n);
+    *shard = s;
+    *blocks = (int) (nchunks < (size_t) nblocks ? nchunks : (size_t) nblocks);
+}
+
 /* The largest of counts every rank knows: a size all ranks agree on. */
 static size_t gpu_plan_max_of(const size_t *v, int n)
 {

@@ -21,6 +21,22 @@
 extern "C" {
 #endif
 
+/*
+ * The two-shot allreduce's cut of a message: shard bytes per rank and
+ * chunk, and the blocks that take chunks in turn (cap: a block's scratch
+ * per rank).  One chunk per block where the shard is small, but no shard
+ * under 16 KiB (each costs a block two cross-GPU barriers: 2 MiB on 2x
+ * H200 took 28.4 us in 128 blocks of 8 KiB, 27.0 in 64 of 16 KiB).  From
+ * 128 KiB shards on at least two chunks per block, because a block's
+ * single chunk puts every block's reduce-scatter, barrier and all-gather
+ * in lockstep and NVLink idles at each barrier (64 MiB: 297 GB/s with one
+ * chunk, 308 with two; docs/results/README.md).
+ */
+#define GPU_PLAN_TS_MIN_SHARD ((size_t) 16 * 1024)
+#define GPU_PLAN_TS_SPLIT ((size_t) 128 * 1024)
+void gpu_plan_twoshot_cut(size_t bytes, int n, int nblocks, size_t cap, size_t *shard,
+                          int *blocks);
+
 /* Allreduce as a REDUCE plan: all of in to every peer, fold every rank. */
 gpu_status_t gpu_plan_allreduce(gpu_xchg_plan_t *p, int rank, int n, const char *in, char *out,
                                 size_t bytes);

@@ -69,6 +69,7 @@ typedef struct mca_coll_gpu_component_t {
     int stream_order;
     int persist;
     unsigned long persist_max_bytes;
+    unsigned long persist_reduce_max_bytes;
     int persist_blocks;
     double persist_idle_us;
     int paced;
@@ -204,7 +205,11 @@ typedef struct {
     size_t bytes;
     const char *what;
     const char *algo;
+    int pushed;         /* an NVTX range is open */
 } mca_coll_gpu_trace_t;
+/* Does anything consume traces (an NVTX tool attached, a timing file)?
+ * When not, callers skip working out what a trace would say. */
+int mca_coll_gpu_trace_on(void);
 void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes,
                               const char *algo);
 void mca_coll_gpu_trace_started(const mca_coll_gpu_trace_t *t);

@@ -44,8 +44,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .output = -1,
     .allreduce_algorithm = MCA_COLL_GPU_ALGO_AUTO,
     .oneshot_max = 256 * 1024,
-    .scratch_bytes = 64ul * 1024 * 1024,
-    .nblocks = 64,
+    .scratch_bytes = 128ul * 1024 * 1024,
+    .nblocks = 128,
     .nthreads = 1024,
     .oneshot_blocks = 8,
     .timeout = 60.0,
@@ -56,7 +56,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .xchg_split = 0,
     .stream_order = 1,
     .persist = -1,
-    .persist_max_bytes = 256 * 1024,
+    .persist_max_bytes = 2048 * 1024,
+    .persist_reduce_max_bytes = 512 * 1024,
     .persist_blocks = 32,
     .persist_idle_us = 200.0,
     .paced = -1,
@@ -159,6 +160,13 @@ static int mca_coll_gpu_register(void)
                      "for the resident kernel; its scratch is 4 x ranks x this",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5,
                      &c->persist_max_bytes);
+    mca_coll_gpu_reg("persist_reduce_max_bytes", "Largest message in bytes (per peer for "
+                     "exchanges) that the resident kernel reduces (allreduce, reduce, "
+                     "reduce_scatter, scan); at most coll_gpu_persist_max_bytes. Above it the "
+                     "launched kernels are faster: the resident kernel's lines carry 8 data "
+                     "bytes in 16",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5,
+                     &c->persist_reduce_max_bytes);
     mca_coll_gpu_reg("persist_blocks", "Thread blocks of the resident kernel, 1-32 (each "
                      "holds one SM while the kernel is resident)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->persist_blocks);

@@ -224,6 +224,8 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->persist_max_bytes = (c->persist_max_bytes < GPU_LL_MAX_BYTES ? c->persist_max_bytes
                                                                       : GPU_LL_MAX_BYTES) /
                            GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
+    p->persist_reduce_max_bytes = c->persist_reduce_max_bytes < p->persist_max_bytes
+                                  ? c->persist_reduce_max_bytes : p->persist_max_bytes;
     p->persist_blocks = c->persist_blocks;
     p->persist_idle_us = c->persist_idle_us > 0 ? c->persist_idle_us : 0;
     p->paced = c->paced;

@@ -91,8 +91,13 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         }
         er = mca_coll_gpu_request_engine(r);
     }
-    const size_t bytes = gpu_call_bytes(m, call);
-    mca_coll_gpu_trace_begin(&trace, call->what, bytes, gpu_call_algo(m, call, bytes, NULL == req));
+    if (mca_coll_gpu_trace_on()) {
+        const size_t bytes = gpu_call_bytes(m, call);
+        mca_coll_gpu_trace_begin(&trace, call->what, bytes,
+                                 gpu_call_algo(m, call, bytes, NULL == req));
+    } else {
+        mca_coll_gpu_trace_begin(&trace, call->what, 0, "");
+    }
     if (NULL != call->plan) {
         st = gpu_engine_xchg(m->engine, call->what, call->plan, call->op, call->dt, er);
     } else {

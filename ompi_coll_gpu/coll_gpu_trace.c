@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +30,25 @@
 static FILE *mca_coll_gpu_timing;
 static int mca_coll_gpu_timing_failed;
 
+/* NVTX 3 hands ranges to a tool only when NVTX_INJECTION64_PATH names one
+ * (nsys sets it); without one a range's label is formatted for nothing,
+ * about 0.1 us a call */
+static int mca_coll_gpu_trace_nvtx(void)
+{
+    static int tool = -1;
+    if (tool < 0) {
+        const char *path = getenv("NVTX_INJECTION64_PATH");
+        tool = NULL != path && '\0' != path[0];
+    }
+    return GPUCOLL_HAVE_NVTX && mca_coll_gpu_component.nvtx && tool;
+}
+
+int mca_coll_gpu_trace_on(void)
+{
+    const char *prefix = mca_coll_gpu_component.timing_file;
+    return mca_coll_gpu_trace_nvtx() || (NULL != prefix && '\0' != prefix[0]);
+}
+
 void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t bytes,
                               const char *algo)
 {
@@ -36,11 +56,13 @@ void mca_coll_gpu_trace_begin(mca_coll_gpu_trace_t *t, const char *what, size_t 
     t->bytes = bytes;
     t->what = what;
     t->algo = algo;
+    t->pushed = 0;
 #if GPUCOLL_HAVE_NVTX
-    if (mca_coll_gpu_component.nvtx) {
+    if (mca_coll_gpu_trace_nvtx()) {
         char label[96];
         snprintf(label, sizeof(label), "coll/gpu %s %zu B %s", what, bytes, algo);
         nvtxRangePushA(label);
+        t->pushed = 1;
     }
 #endif
 }
@@ -70,7 +92,7 @@ void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name
     const double done = gpu_clock_now();
 
 #if GPUCOLL_HAVE_NVTX
-    if (mca_coll_gpu_component.nvtx && blocking) {
+    if (t->pushed && blocking) {
         nvtxRangePop();
     }
 #endif
@@ -91,7 +113,7 @@ void mca_coll_gpu_trace_started(const mca_coll_gpu_trace_t *t)
 {
     (void) t;
 #if GPUCOLL_HAVE_NVTX
-    if (mca_coll_gpu_component.nvtx) {
+    if (t->pushed) {
         nvtxRangePop();
     }
 #endif

@@ -465,6 +465,45 @@ static void test_chunking(void)
     CHECK(GPU_ERR_INVALID == gpu_plan_reduce(&p, 0, 2, 5, NULL, NULL, 8), "bad root refused");
 }
 
+/* The two-shot cut covers the message, respects the scratch, and gives a
+ * block two chunks once shards would pass GPU_PLAN_TS_SPLIT. */
+static void test_twoshot_cut(void)
+{
+    const size_t lens[] = { 1, 16, 4097, 262145, (size_t) 1 << 20, (size_t) 32 << 20,
+                            (size_t) 64 << 20, 3000000017ull, (size_t) 1 << 31 };
+    const size_t caps[] = { 4096, 128 * 1024, 256 * 1024, 1 << 20 };
+    const int ns[] = { 2, 3, 4, 8 }, nbs[] = { 1, 64, 128 };
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); ++i)
+    for (size_t k = 0; k < sizeof(caps) / sizeof(caps[0]); ++k)
+    for (size_t j = 0; j < sizeof(ns) / sizeof(ns[0]); ++j)
+    for (size_t b = 0; b < sizeof(nbs) / sizeof(nbs[0]); ++b) {
+        size_t s = 0;
+        int nb = -1;
+        gpu_plan_twoshot_cut(lens[i], ns[j], nbs[b], caps[k], &s, &nb);
+        const size_t chunk = s * (size_t) ns[j], nch = (lens[i] + chunk - 1) / chunk;
+        const size_t steps = (nch + (size_t) nb - 1) / (size_t) nb;
+        CHECK(s > 0 && s % 16 == 0 && s <= caps[k], "shard %zu (cap %zu)", s, caps[k]);
+        CHECK(s >= GPU_PLAN_TS_MIN_SHARD || s == caps[k], "shard %zu under the minimum", s);
+        CHECK(nb >= 1 && nb <= nbs[b] && (size_t) nb <= nch, "%d blocks for %zu chunks", nb,
+              nch);
+        CHECK(nch * chunk >= lens[i] && (nch - 1) * chunk < lens[i], "chunks cover %zu bytes",
+              lens[i]);
+        const size_t one = (lens[i] + (size_t) ns[j] * nbs[b] - 1) / ((size_t) ns[j] * nbs[b]);
+        CHECK(one <= GPU_PLAN_TS_SPLIT || steps >= 2,
+              "%zu bytes, %d ranks, %d blocks: shards over the split point make >= 2 chunks a block "
+              "(shard %zu, %zu steps)", lens[i], ns[j], nbs[b], s, steps);
+    }
+    size_t s;
+    int nb;
+    gpu_plan_twoshot_cut((size_t) 64 << 20, 2, 128, 256 * 1024, &s, &nb);
+    CHECK(s == 128 * 1024 && nb == 128, "64 MiB on 2 ranks x 128 blocks: 128 KiB shards "
+          "(got %zu, %d blocks)", s, nb);
+    gpu_plan_twoshot_cut((size_t) 2 << 20, 2, 128, 256 * 1024, &s, &nb);
+    CHECK(s == 16384 && nb == 64, "2 MiB: 64 blocks of one 16 KiB shard (got %zu, %d)", s, nb);
+    gpu_plan_twoshot_cut((size_t) 8 << 20, 2, 128, 256 * 1024, &s, &nb);
+    CHECK(s == 32768 && nb == 128, "8 MiB: 128 blocks of one 32 KiB shard (got %zu, %d)", s, nb);
+}
+
 static uint64_t word_ptr(const uint32_t *w, int i)
 {
     return (uint64_t) w[i] | ((uint64_t) w[i + 1] << 32);
@@ -671,6 +710,7 @@ int main(void)
     paced_chunk = 0;
     test_paced_refusals();
     test_chunking();
+    test_twoshot_cut();
     test_ll();
     test_ll_slots();
     printf("test_plan: %d passed, %d failed\n", npass, nfail);
