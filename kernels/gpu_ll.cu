@@ -167,16 +167,24 @@ __device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n, unsigned tid
         };
         const gpu_xchg_plan_t &p = x.c.plan;
         const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
+        const bool in = x.a.rank >= p.red_lo && x.a.rank <= p.red_hi;
         bool ok = true;
+        /* our own contribution's load leaves before the first wait, and the
+         * next line's before this line's: a wait is a volatile access,
+         * which no later load may pass */
+        u8 next;
+        next.u = in && tid < nlines ? load8(p.red_self + off + tid * GPU_LL_PAYLOAD,
+                                            n - tid * GPU_LL_PAYLOAD)
+                                    : 0;
         for (size_t j = tid; j < nlines && ok; j += nt) {
             const size_t pos = off + j * GPU_LL_PAYLOAD, idx = pos / GPU_LL_PAYLOAD;
             const size_t valid = n - j * GPU_LL_PAYLOAD < GPU_LL_PAYLOAD ? n - j * GPU_LL_PAYLOAD
                                                                         : GPU_LL_PAYLOAD;
             const int ne = (int) (valid / sizeof(T));
-            u8 acc, v, self;
-            /* our own contribution's load leaves before the first wait */
-            if (x.a.rank >= p.red_lo && x.a.rank <= p.red_hi) {
-                self.u = load8(p.red_self + pos, valid);
+            u8 acc, v, self = next;
+            if (in && j + nt < nlines) {
+                next.u = load8(p.red_self + pos + nt * GPU_LL_PAYLOAD,
+                               n - (j + nt) * GPU_LL_PAYLOAD);
             }
             for (int s = p.red_lo; s <= p.red_hi; ++s) {
                 if (s == x.a.rank) {
@@ -265,11 +273,18 @@ __device__ void send_pieces(const ll_ctx &x, unsigned tid, unsigned nt)
             continue;
         }
         const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
+        const char *src = p.send_src[q] + off;
+        /* the next line's load leaves before this line's store, which no
+         * later load passes (a volatile store) */
+        unsigned long long next = tid < nlines ? load8(src + tid * GPU_LL_PAYLOAD,
+                                                       n - tid * GPU_LL_PAYLOAD)
+                                               : 0;
         for (size_t j = tid; j < nlines; j += nt) {
-            const size_t pos = off + j * GPU_LL_PAYLOAD;
-            const size_t valid = n - j * GPU_LL_PAYLOAD;
-            ll_put(x.line(q, x.a.rank, pos / GPU_LL_PAYLOAD),
-                   load8(p.send_src[q] + pos, valid), x.flag);
+            const unsigned long long v = next;
+            if (j + nt < nlines) {
+                next = load8(src + (j + nt) * GPU_LL_PAYLOAD, n - (j + nt) * GPU_LL_PAYLOAD);
+            }
+            ll_put(x.line(q, x.a.rank, (off + j * GPU_LL_PAYLOAD) / GPU_LL_PAYLOAD), v, x.flag);
         }
     }
 }
