@@ -288,6 +288,10 @@ void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m);
 /* native device-side versions of the collectives the engine serves */
 void mca_coll_gpu_install_native(mca_coll_gpu_module_t *m);
 void mca_coll_gpu_install_nonblocking(mca_coll_gpu_module_t *m);
+/* persistent collectives (coll_gpu_persistent.c); enable drops those the
+ * modules below us do not provide for host buffers */
+void mca_coll_gpu_install_persistent(mca_coll_gpu_module_t *m);
+void mca_coll_gpu_persistent_enable(mca_coll_gpu_module_t *m);
 
 END_C_DECLS
 

@@ -53,6 +53,22 @@ static const size_t mca_coll_gpu_prev_modules[] = {
     offsetof(mca_coll_base_comm_coll_t, coll_iscan_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iscatter_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iscatterv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_allgather_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_allgatherv_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_allreduce_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_alltoall_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_alltoallv_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_alltoallw_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_bcast_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_exscan_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_gather_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_gatherv_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_reduce_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_reduce_scatter_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_reduce_scatter_block_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_scan_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_scatter_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_scatterv_init_module),
 };
 #define GPU_NPREV (sizeof(mca_coll_gpu_prev_modules) / sizeof(mca_coll_gpu_prev_modules[0]))
 
@@ -111,6 +127,7 @@ static int mca_coll_gpu_enable(mca_coll_base_module_t *module, struct ompi_commu
             OBJ_RETAIN(*slot);
         }
     }
+    mca_coll_gpu_persistent_enable(m);
     if (NULL == m->prev.coll_allreduce || NULL == m->prev.coll_allgather) {
         opal_output_verbose(1, mca_coll_gpu_component.output,
                             "coll/gpu: no host allreduce/allgather below us on %s; disabled",
@@ -146,6 +163,7 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
     m->super.coll_allreduce = mca_coll_gpu_allreduce;
     mca_coll_gpu_install_staged(m);
     mca_coll_gpu_install_nonblocking(m);
+    mca_coll_gpu_install_persistent(m);
     mca_coll_gpu_install_native(m);
     return &m->super;
 }

@@ -51,6 +51,10 @@ if [ -x "$B/test/mpi/test_inter" ]; then
 fi
 run "GPU allreduce test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_allreduce | grep -q SKIP"
 run "GPU collectives test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_colls | grep -q SKIP"
+for np in 1 2 4; do
+  run "persistent collectives (MPIX_*_init) on host buffers stay Open MPI's, np $np" sh -c "$MPIRUN --oversubscribe -np $np $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
+done
+run "persistent collectives, --mca coll gpu alone, np 2" sh -c "$MPIRUN --oversubscribe --mca coll gpu -np 2 $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
 run "demo reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/allreduce_demo | grep -q 'no GPU present'"
 run "spack recipe compiles and matches configure's options" python3 "$(dirname "$0")/spack/check_recipe.py"
 run "modulefile under Lmod: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" lmod

@@ -32,6 +32,7 @@ hier:test_gpu_allreduce:2:$V:2:UCX_TLS=tcp,self hier:test_gpu_colls:4:--mca:coll
 for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 --mca coll gpu" \
            "test_gpu_allreduce 4 --mca coll_gpu_allreduce_algorithm twoshot" \
            "test_gpu_colls 2" "test_gpu_colls 4" "test_gpu_colls 2 --mca coll gpu" \
+           "test_gpu_persistent 2" "test_gpu_persistent 4" \
            "test_gpu_colls 4 --mca coll_gpu_bcast_chain_min 0" \
            "test_gpu_colls 2 --mca coll_gpu_xchg_split 1 --mca coll_gpu_xchg_nblocks 64" \
            "test_gpu_allreduce 2 --mca coll_gpu_persist 0" "test_gpu_colls 2 --mca coll_gpu_persist 0" \

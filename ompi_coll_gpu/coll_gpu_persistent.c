@@ -1,0 +1,577 @@
+/*
+ * Persistent collectives (MPIX_*_init, Open MPI 4.1's pcollreq extension).
+ *
+ * Open MPI builds them in libnbc, whose schedules reduce and copy with the
+ * CPU: on device buffers that is the crash of open-mpi/ompi#9845 again, at
+ * MPI_Start.  Here an *_init call with a device buffer returns a persistent
+ * request that keeps the call's arguments; each MPI_Start runs the call
+ * through this module's own nonblocking entry point (the engine, or the
+ * staged path for user ops and derived types), and progress completes the
+ * persistent request when that round's request completes.  Calls on host
+ * buffers only get the previous module's persistent request, untouched.
+ *
+ * The plan is rebuilt at every start (a few hundred nanoseconds against a
+ * collective's microseconds); what persists is the argument list, which
+ * MPI says the application must leave alone while the request lives.
+ */
+#include "ompi_config.h"
+
+#include "coll_gpu.h"
+
+#include "opal/runtime/opal_progress.h"
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/request/request.h"
+
+typedef enum {
+    GPU_P_ALLGATHER,
+    GPU_P_ALLGATHERV,
+    GPU_P_ALLREDUCE,
+    GPU_P_ALLTOALL,
+    GPU_P_ALLTOALLV,
+    GPU_P_BCAST,
+    GPU_P_EXSCAN,
+    GPU_P_GATHER,
+    GPU_P_GATHERV,
+    GPU_P_REDUCE,
+    GPU_P_REDUCE_SCATTER,
+    GPU_P_REDUCE_SCATTER_BLOCK,
+    GPU_P_SCAN,
+    GPU_P_SCATTER,
+    GPU_P_SCATTERV
+} gpu_pcoll_kind_t;
+
+/* One call's arguments; which fields count depends on the kind. */
+typedef struct {
+    gpu_pcoll_kind_t kind;
+    const void *sbuf;
+    void *rbuf;
+    int scount, rcount, root;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    struct ompi_datatype_t *sdtype, *rdtype;
+    struct ompi_op_t *op;
+} gpu_pcoll_args_t;
+
+typedef struct mca_coll_gpu_preq_t {
+    ompi_request_t super;
+    mca_coll_gpu_module_t *module;
+    gpu_pcoll_args_t args;
+    ompi_request_t *round;           /* this start's nonblocking request */
+    int user_freed;                  /* MPI_Request_free while active */
+    struct mca_coll_gpu_preq_t *next;
+} mca_coll_gpu_preq_t;
+
+OBJ_CLASS_INSTANCE(mca_coll_gpu_preq_t, ompi_request_t, NULL, NULL);
+
+static mca_coll_gpu_preq_t *gpu_preq_active;
+static int gpu_preq_progress_registered;
+
+static void gpu_preq_release(mca_coll_gpu_preq_t *r)
+{
+    if (NULL != r->args.sdtype) {
+        OBJ_RELEASE(r->args.sdtype);
+    }
+    if (NULL != r->args.rdtype) {
+        OBJ_RELEASE(r->args.rdtype);
+    }
+    if (NULL != r->args.op) {
+        OBJ_RELEASE(r->args.op);
+    }
+    OBJ_RELEASE(r->module);
+    OMPI_REQUEST_FINI(&r->super);
+    OBJ_RELEASE(r);
+}
+
+/* This round's request done: the persistent one completes (inactive again
+ * once MPI_Wait/Test has seen it). */
+static void gpu_preq_finish(mca_coll_gpu_preq_t *r)
+{
+    r->super.req_status.MPI_ERROR = r->round->req_status.MPI_ERROR;
+    (void) ompi_request_free(&r->round);
+    r->round = NULL;
+    if (r->user_freed) {
+        gpu_preq_release(r);
+    } else {
+        ompi_request_complete(&r->super, true);
+    }
+}
+
+static int gpu_preq_progress(void)
+{
+    mca_coll_gpu_preq_t **link = &gpu_preq_active;
+    int done = 0;
+
+    while (NULL != *link) {
+        mca_coll_gpu_preq_t *r = *link;
+        if (!REQUEST_COMPLETE(r->round)) {
+            link = &r->next;
+            continue;
+        }
+        *link = r->next;
+        gpu_preq_finish(r);
+        ++done;
+    }
+    return done;
+}
+
+/* The round: this module's nonblocking form of the call. */
+static int gpu_preq_issue(mca_coll_gpu_preq_t *r)
+{
+    mca_coll_gpu_module_t *m = r->module;
+    mca_coll_base_module_t *mod = &m->super;
+    const gpu_pcoll_args_t *a = &r->args;
+    struct ompi_communicator_t *comm = m->comm;
+    ompi_request_t **q = &r->round;
+
+    switch (a->kind) {
+    case GPU_P_ALLGATHER:
+        return mod->coll_iallgather(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
+                                    comm, q, mod);
+    case GPU_P_ALLGATHERV:
+        return mod->coll_iallgatherv(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcounts,
+                                     a->rdispls, a->rdtype, comm, q, mod);
+    case GPU_P_ALLREDUCE:
+        return mod->coll_iallreduce(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, comm, q, mod);
+    case GPU_P_ALLTOALL:
+        return mod->coll_ialltoall(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
+                                   comm, q, mod);
+    case GPU_P_ALLTOALLV:
+        return mod->coll_ialltoallv(a->sbuf, a->scounts, a->sdispls, a->sdtype, a->rbuf,
+                                    a->rcounts, a->rdispls, a->rdtype, comm, q, mod);
+    case GPU_P_BCAST:
+        return mod->coll_ibcast(a->rbuf, a->rcount, a->rdtype, a->root, comm, q, mod);
+    case GPU_P_EXSCAN:
+        return mod->coll_iexscan(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, comm, q, mod);
+    case GPU_P_GATHER:
+        return mod->coll_igather(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
+                                 a->root, comm, q, mod);
+    case GPU_P_GATHERV:
+        return mod->coll_igatherv(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcounts, a->rdispls,
+                                  a->rdtype, a->root, comm, q, mod);
+    case GPU_P_REDUCE:
+        return mod->coll_ireduce(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, a->root, comm, q,
+                                 mod);
+    case GPU_P_REDUCE_SCATTER:
+        return mod->coll_ireduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rdtype, a->op, comm, q,
+                                         mod);
+    case GPU_P_REDUCE_SCATTER_BLOCK:
+        return mod->coll_ireduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op,
+                                               comm, q, mod);
+    case GPU_P_SCAN:
+        return mod->coll_iscan(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, comm, q, mod);
+    case GPU_P_SCATTER:
+        return mod->coll_iscatter(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
+                                  a->root, comm, q, mod);
+    case GPU_P_SCATTERV:
+        return mod->coll_iscatterv(a->sbuf, a->scounts, a->sdispls, a->sdtype, a->rbuf, a->rcount,
+                                   a->rdtype, a->root, comm, q, mod);
+    }
+    return MPI_ERR_INTERN;
+}
+
+static int gpu_preq_start(size_t count, ompi_request_t **requests)
+{
+    for (size_t i = 0; i < count; ++i) {
+        mca_coll_gpu_preq_t *r = (mca_coll_gpu_preq_t *) requests[i];
+        int ret;
+
+        r->super.req_state = OMPI_REQUEST_ACTIVE;
+        r->super.req_complete = REQUEST_PENDING;
+        r->super.req_status.MPI_ERROR = MPI_SUCCESS;
+        r->round = NULL;
+        ret = gpu_preq_issue(r);
+        if (MPI_SUCCESS != ret || NULL == r->round) {
+            r->super.req_state = OMPI_REQUEST_INACTIVE;
+            r->super.req_complete = REQUEST_COMPLETED;
+            return MPI_SUCCESS != ret ? ret : MPI_ERR_INTERN;
+        }
+        if (REQUEST_COMPLETE(r->round)) {
+            gpu_preq_finish(r);       /* staged rounds complete at initiation */
+            continue;
+        }
+        if (!gpu_preq_progress_registered) {
+            opal_progress_register(gpu_preq_progress);
+            gpu_preq_progress_registered = 1;
+        }
+        r->next = gpu_preq_active;
+        gpu_preq_active = r;
+    }
+    return MPI_SUCCESS;
+}
+
+static int gpu_preq_free(ompi_request_t **request)
+{
+    mca_coll_gpu_preq_t *r = (mca_coll_gpu_preq_t *) *request;
+    if (NULL == r->round) {
+        gpu_preq_release(r);
+    } else {
+        r->user_freed = 1;            /* progress releases it after the round */
+    }
+    *request = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int gpu_preq_cancel(ompi_request_t *request, int complete)
+{
+    (void) request;
+    (void) complete;
+    return MPI_ERR_REQUEST;
+}
+
+/* A persistent request over this module for the call in a. */
+static int gpu_preq_new(mca_coll_base_module_t *module, const gpu_pcoll_args_t *a,
+                        ompi_request_t **request)
+{
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    mca_coll_gpu_preq_t *r = OBJ_NEW(mca_coll_gpu_preq_t);
+
+    if (NULL == r) {
+        return MPI_ERR_NO_MEM;
+    }
+    OMPI_REQUEST_INIT(&r->super, true);
+    r->super.req_type = OMPI_REQUEST_COLL;
+    r->super.req_start = gpu_preq_start;
+    r->super.req_free = gpu_preq_free;
+    r->super.req_cancel = gpu_preq_cancel;
+    r->super.req_mpi_object.comm = m->comm;
+    r->super.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->super.req_status.MPI_TAG = MPI_ANY_TAG;
+    r->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    r->super.req_status._cancelled = 0;
+    r->super.req_status._ucount = 0;
+    r->args = *a;
+    /* MPI lets the application free the datatypes and op after *_init */
+    if (NULL != a->sdtype) {
+        OBJ_RETAIN(a->sdtype);
+    }
+    if (NULL != a->rdtype) {
+        OBJ_RETAIN(a->rdtype);
+    }
+    if (NULL != a->op) {
+        OBJ_RETAIN(a->op);
+    }
+    OBJ_RETAIN(m);
+    r->module = m;
+    r->round = NULL;
+    r->user_freed = 0;
+    r->next = NULL;
+    *request = &r->super;
+    return MPI_SUCCESS;
+}
+
+/* Does the call touch device memory (then it is ours)? */
+static int gpu_pdev(const void *sbuf, const void *rbuf)
+{
+    return mca_coll_gpu_is_device(sbuf) || mca_coll_gpu_is_device(rbuf);
+}
+
+#define GPU_M(module) ((mca_coll_gpu_module_t *) (module))
+
+static int gpu_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLGATHER, .sbuf = sbuf, .rbuf = rbuf,
+                                 .scount = scount, .sdtype = sdtype, .rcount = rcount,
+                                 .rdtype = rdtype };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                                       comm, info, request,
+                                                       GPU_M(module)->prev.coll_allgather_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_allgatherv_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                               void *rbuf, const int *rcounts, const int *displs,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               struct ompi_info_t *info, ompi_request_t **request,
+                               mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLGATHERV, .sbuf = sbuf, .rbuf = rbuf,
+                                 .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+                                 .rdispls = displs, .rdtype = rdtype };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_allgatherv_init(
+            sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, info, request,
+            GPU_M(module)->prev.coll_allgatherv_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_allreduce_init(const void *sbuf, void *rbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
+                                 .rcount = count, .rdtype = dtype, .op = op };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info,
+                                                       request,
+                                                       GPU_M(module)->prev.coll_allreduce_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                             struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                             ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLTOALL, .sbuf = sbuf, .rbuf = rbuf,
+                                 .scount = scount, .sdtype = sdtype, .rcount = rcount,
+                                 .rdtype = rdtype };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                                      comm, info, request,
+                                                      GPU_M(module)->prev.coll_alltoall_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_alltoallv_init(const void *sbuf, const int *scounts, const int *sdispls,
+                              struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                              const int *rdispls, struct ompi_datatype_t *rdtype,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLTOALLV, .sbuf = sbuf, .rbuf = rbuf,
+                                 .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
+                                 .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_alltoallv_init(
+            sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, info, request,
+            GPU_M(module)->prev.coll_alltoallv_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                          struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                          ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_BCAST, .rbuf = buf, .rcount = count,
+                                 .rdtype = dtype, .root = root };
+    if (!mca_coll_gpu_is_device(buf)) {
+        return GPU_M(module)->prev.coll_bcast_init(buf, count, dtype, root, comm, info, request,
+                                                   GPU_M(module)->prev.coll_bcast_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+/* scan and exscan share a signature */
+static int gpu_scan_like_init(gpu_pcoll_kind_t kind, const void *sbuf, void *rbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_gpu_module_t *m = GPU_M(module);
+    const gpu_pcoll_args_t a = { .kind = kind, .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
+                                 .rdtype = dtype, .op = op };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_P_SCAN == kind
+                   ? m->prev.coll_scan_init(sbuf, rbuf, count, dtype, op, comm, info, request,
+                                            m->prev.coll_scan_init_module)
+                   : m->prev.coll_exscan_init(sbuf, rbuf, count, dtype, op, comm, info, request,
+                                              m->prev.coll_exscan_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_scan_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                         struct ompi_info_t *info, ompi_request_t **request,
+                         mca_coll_base_module_t *module)
+{
+    return gpu_scan_like_init(GPU_P_SCAN, sbuf, rbuf, count, dtype, op, comm, info, request,
+                              module);
+}
+
+static int gpu_exscan_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                           struct ompi_info_t *info, ompi_request_t **request,
+                           mca_coll_base_module_t *module)
+{
+    return gpu_scan_like_init(GPU_P_EXSCAN, sbuf, rbuf, count, dtype, op, comm, info, request,
+                              module);
+}
+
+static int gpu_gather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                           struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                           ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_GATHER, .sbuf = sbuf, .rbuf = rbuf,
+                                 .scount = scount, .sdtype = sdtype, .rcount = rcount,
+                                 .rdtype = rdtype, .root = root };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_gather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                                    root, comm, info, request,
+                                                    GPU_M(module)->prev.coll_gather_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_gatherv_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *displs,
+                            struct ompi_datatype_t *rdtype, int root,
+                            struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_GATHERV, .sbuf = sbuf, .rbuf = rbuf,
+                                 .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+                                 .rdispls = displs, .rdtype = rdtype, .root = root };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_gatherv_init(
+            sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, info, request,
+            GPU_M(module)->prev.coll_gatherv_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                           struct ompi_info_t *info, ompi_request_t **request,
+                           mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
+                                 .rcount = count, .rdtype = dtype, .op = op, .root = root };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_reduce_init(sbuf, rbuf, count, dtype, op, root, comm,
+                                                    info, request,
+                                                    GPU_M(module)->prev.coll_reduce_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcounts,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                   ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
+                                 .rcounts = rcounts, .rdtype = dtype, .op = op };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_reduce_scatter_init(
+            sbuf, rbuf, rcounts, dtype, op, comm, info, request,
+            GPU_M(module)->prev.coll_reduce_scatter_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcount,
+                                         struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                         struct ompi_communicator_t *comm,
+                                         struct ompi_info_t *info, ompi_request_t **request,
+                                         mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf,
+                                 .rcount = rcount, .rdtype = dtype, .op = op };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_reduce_scatter_block_init(
+            sbuf, rbuf, rcount, dtype, op, comm, info, request,
+            GPU_M(module)->prev.coll_reduce_scatter_block_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_scatter_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                            struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
+                                 .scount = scount, .sdtype = sdtype, .rcount = rcount,
+                                 .rdtype = rdtype, .root = root };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_scatter_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                                     root, comm, info, request,
+                                                     GPU_M(module)->prev.coll_scatter_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_scatterv_init(const void *sbuf, const int *scounts, const int *displs,
+                             struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                             struct ompi_datatype_t *rdtype, int root,
+                             struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                             ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const gpu_pcoll_args_t a = { .kind = GPU_P_SCATTERV, .sbuf = sbuf, .rbuf = rbuf,
+                                 .scounts = scounts, .sdispls = displs, .sdtype = sdtype,
+                                 .rcount = rcount, .rdtype = rdtype, .root = root };
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_scatterv_init(
+            sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, info, request,
+            GPU_M(module)->prev.coll_scatterv_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+/*
+ * Alltoallw_init stays with the previous module on host buffers; on device
+ * buffers it is refused (MPI_ERR_UNSUPPORTED_OPERATION, through the
+ * communicator's error handler) rather than crashing at MPI_Start: its
+ * per-peer datatypes would need a request that owns n datatypes.
+ */
+static int gpu_alltoallw_init(const void *sbuf, const int *scounts, const int *sdispls,
+                              struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                              const int *rcounts, const int *rdispls,
+                              struct ompi_datatype_t *const *rdtypes,
+                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    if (!gpu_pdev(sbuf, rbuf)) {
+        return GPU_M(module)->prev.coll_alltoallw_init(
+            sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm, info,
+            request, GPU_M(module)->prev.coll_alltoallw_init_module);
+    }
+    mca_coll_gpu_show_help("persistent-alltoallw", comm->c_name);
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+/* Device calls run through our nonblocking entry points; host calls need
+ * the module below us: where none provides one, leave the call to it */
+void mca_coll_gpu_persistent_enable(mca_coll_gpu_module_t *m)
+{
+    mca_coll_base_module_t *s = &m->super;
+    const mca_coll_base_comm_coll_t *p = &m->prev;
+    if (NULL == p->coll_allgather_init) s->coll_allgather_init = NULL;
+    if (NULL == p->coll_allgatherv_init) s->coll_allgatherv_init = NULL;
+    if (NULL == p->coll_allreduce_init) s->coll_allreduce_init = NULL;
+    if (NULL == p->coll_alltoall_init) s->coll_alltoall_init = NULL;
+    if (NULL == p->coll_alltoallv_init) s->coll_alltoallv_init = NULL;
+    if (NULL == p->coll_alltoallw_init) s->coll_alltoallw_init = NULL;
+    if (NULL == p->coll_bcast_init) s->coll_bcast_init = NULL;
+    if (NULL == p->coll_exscan_init) s->coll_exscan_init = NULL;
+    if (NULL == p->coll_gather_init) s->coll_gather_init = NULL;
+    if (NULL == p->coll_gatherv_init) s->coll_gatherv_init = NULL;
+    if (NULL == p->coll_reduce_init) s->coll_reduce_init = NULL;
+    if (NULL == p->coll_reduce_scatter_init) s->coll_reduce_scatter_init = NULL;
+    if (NULL == p->coll_reduce_scatter_block_init) s->coll_reduce_scatter_block_init = NULL;
+    if (NULL == p->coll_scan_init) s->coll_scan_init = NULL;
+    if (NULL == p->coll_scatter_init) s->coll_scatter_init = NULL;
+    if (NULL == p->coll_scatterv_init) s->coll_scatterv_init = NULL;
+}
+
+void mca_coll_gpu_install_persistent(mca_coll_gpu_module_t *m)
+{
+    m->super.coll_allgather_init = gpu_allgather_init;
+    m->super.coll_allgatherv_init = gpu_allgatherv_init;
+    m->super.coll_allreduce_init = gpu_allreduce_init;
+    m->super.coll_alltoall_init = gpu_alltoall_init;
+    m->super.coll_alltoallv_init = gpu_alltoallv_init;
+    m->super.coll_alltoallw_init = gpu_alltoallw_init;
+    m->super.coll_bcast_init = gpu_bcast_init;
+    m->super.coll_exscan_init = gpu_exscan_init;
+    m->super.coll_gather_init = gpu_gather_init;
+    m->super.coll_gatherv_init = gpu_gatherv_init;
+    m->super.coll_reduce_init = gpu_reduce_init;
+    m->super.coll_reduce_scatter_init = gpu_reduce_scatter_init;
+    m->super.coll_reduce_scatter_block_init = gpu_reduce_scatter_block_init;
+    m->super.coll_scan_init = gpu_scan_init;
+    m->super.coll_scatter_init = gpu_scatter_init;
+    m->super.coll_scatterv_init = gpu_scatterv_init;
+}
