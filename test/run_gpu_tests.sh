@@ -89,13 +89,13 @@ else
 fi
 rm -rf "$tf"
 # NVTX: every device collective is a range named after it, its size (the
-# largest piece a rank moves: 512 KiB of a 1 MiB allgather on 2 ranks) and
+# largest piece a rank moves: 2 MiB of a 4 MiB allgather on 2 ranks, in the resident kernel; 4 MiB of an 8 MiB one, launched) and
 # its algorithm (a recorder
 # library stands in for nsys through NVTX_INJECTION64_PATH)
 rec=$(mktemp -d)
 NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
   $MPIRUN -x NVTX_INJECTION64_PATH -x NVTX_RECORD_FILE -np 2 \
-  "$B/test/bench/gpucoll_bench" -c allgather -e 1048576 -n 5 --no-nccl > /dev/null 2>&1
+  "$B/test/bench/gpucoll_bench" -c allgather -b 4194304 -e 8388608 -n 5 --no-nccl > /dev/null 2>&1
 NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
   $MPIRUN -x NVTX_INJECTION64_PATH -x NVTX_RECORD_FILE -np 2 \
   "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 -n 5 --no-nccl > /dev/null 2>&1
@@ -111,7 +111,8 @@ if [ "$pushes" -gt 0 ] && [ "$pushes" -eq "$pops" ] &&
    grep -q "^push coll/gpu allreduce 8 B one-shot" "$rec"/nvtx.* &&
    grep -q "^push coll/gpu allreduce 8 B persistent" "$rec"/nvtx.* &&
    grep -q "^push coll/gpu allreduce 1048576 B two-shot" "$rec"/nvtx.* &&
-   grep -q "^push coll/gpu allgather 524288 B exchange-copy" "$rec"/nvtx.*; then
+   grep -q "^push coll/gpu allgather 2097152 B persistent" "$rec"/nvtx.* &&
+   grep -q "^push coll/gpu allgather 4194304 B exchange-copy" "$rec"/nvtx.*; then
   pass=$((pass+1)); echo "PASS NVTX ranges name the collective, size and algorithm"
 else
   fail=$((fail+1)); echo "FAIL NVTX ranges"
