@@ -57,14 +57,15 @@ typedef struct {
     double fill_bytes[4];
     double oneshot_max;      /* allreduce switches algorithm here */
     /* the resident kernel (single node, a message per peer up to
-     * persist_max; 0: none), same form, for allreduce, bcast/reduce,
-     * copy exchanges (allgather, alltoall) and reducing ones
-     * (reduce_scatter) */
+     * persist_max, up to persist_reduce_max when it reduces; 0: none),
+     * same form, for allreduce, bcast/reduce, copy exchanges (allgather,
+     * alltoall) and reducing ones (reduce_scatter) */
     double res_lat_us[4];
     double res_eff[4];
     double res_fill_us[4];
     double res_fill_bytes[4];
     double persist_max;
+    double persist_reduce_max;
     double net_lat_us;       /* inter-node message */
     double nic_gbps;         /* NIC rate when the graph has none */
 } gpu_topo_model_t;

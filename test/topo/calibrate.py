@@ -56,18 +56,19 @@ def load(coll):
 # reduce_scatter (input size) half of it.  The launched one-shot (class 0) is not
 # measured at the defaults any more: its constants stay from the run before the
 # resident kernel (git history of docs/results/bench_allreduce_h200x2.csv).
-PERSIST_MAX = 256 * 1024
+PERSIST_MAX = 2048 * 1024
+PERSIST_REDUCE_MAX = 512 * 1024   # coll_gpu_persist_reduce_max_bytes
 ar, bc = load("allreduce"), load("bcast")
 ag, rs = load("allgather"), load("reduce_scatter")
-ex = ag + rs
+ex = [(b, t) for b, t in ag if b / 2 > PERSIST_MAX] + [(b, t) for b, t in rs if b / 2 > PERSIST_REDUCE_MAX]
 classes = {
-    1: ("two-shot allreduce", [(b * 1.0, t) for b, t in ar if b > ONESHOT_MAX], 0.3),
+    1: ("two-shot allreduce", [(b * 1.0, t) for b, t in ar if b > max(ONESHOT_MAX, PERSIST_REDUCE_MAX)], 0.3),
     2: ("bcast", [(b * 1.0, t) for b, t in bc if b > PERSIST_MAX], 0.3),
-    3: ("exchange", [(b * 0.5, t) for b, t in ex if b / 2 > PERSIST_MAX], 0.3),
-    "res 0": ("resident allreduce", [(b * 1.0, t) for b, t in ar if b <= PERSIST_MAX], 0.02),
+    3: ("exchange", [(b * 0.5, t) for b, t in ex], 0.3),
+    "res 0": ("resident allreduce", [(b * 1.0, t) for b, t in ar if b <= PERSIST_REDUCE_MAX], 0.02),
     "res 1": ("resident bcast", [(b * 1.0, t) for b, t in bc if b <= PERSIST_MAX], 0.02),
     "res 2": ("resident copy exchange", [(b * 0.5, t) for b, t in ag if b / 2 <= PERSIST_MAX], 0.02),
-    "res 3": ("resident reduce exchange", [(b * 0.5, t) for b, t in rs if b / 2 <= PERSIST_MAX], 0.02),
+    "res 3": ("resident reduce exchange", [(b * 0.5, t) for b, t in rs if b / 2 <= PERSIST_REDUCE_MAX], 0.02),
 }
 
 
