@@ -365,13 +365,15 @@ gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what)
 
     while (cudaErrorNotReady == (e = cudaStreamQuery(c->stream))) {
         if (0 == (++spins & 1023) && gpu_clock_now() > deadline) {
-            GPU_ERROR("rank %d: %s still running after %.0f s; giving up", c->rank, gpu_engine_what(what), limit);
+            GPU_ERROR("rank %d: %s still running after %.0f s; giving up", c->rank,
+                      gpu_engine_what(what), limit);
             c->broken = 1;
             return GPU_ERR_TIMEOUT;
         }
     }
     if (cudaSuccess != e) {
-        GPU_ERROR("rank %d: %s failed: %s", c->rank, gpu_engine_what(what), cudaGetErrorString(e));
+        GPU_ERROR("rank %d: %s failed: %s", c->rank, gpu_engine_what(what),
+                  cudaGetErrorString(e));
         c->broken = 1;
         return GPU_ERR_CUDA;
     }
@@ -435,11 +437,13 @@ gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     if (c->nevents > 0) {
         ev = c->events[--c->nevents];
     } else if (cudaSuccess != (e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming))) {
-        GPU_ERROR("rank %d: %s: cudaEventCreate: %s", c->rank, gpu_engine_what(what), cudaGetErrorString(e));
+        GPU_ERROR("rank %d: %s: cudaEventCreate: %s", c->rank, gpu_engine_what(what),
+                  cudaGetErrorString(e));
         return GPU_ERR_CUDA;
     }
     if (cudaSuccess != (e = cudaEventRecord(ev, c->stream))) {
-        GPU_ERROR("rank %d: %s: cudaEventRecord: %s", c->rank, gpu_engine_what(what), cudaGetErrorString(e));
+        GPU_ERROR("rank %d: %s: cudaEventRecord: %s", c->rank, gpu_engine_what(what),
+                  cudaGetErrorString(e));
         (void) cudaEventDestroy(ev);
         return GPU_ERR_CUDA;
     }
@@ -482,7 +486,8 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         if (in != out) {
             cudaError_t e = cudaMemcpyAsync(out, in, bytes, cudaMemcpyDefault, c->stream);
             if (cudaSuccess != e) {
-                GPU_ERROR("%s: cudaMemcpyAsync: %s", gpu_engine_what(&what), cudaGetErrorString(e));
+                GPU_ERROR("%s: cudaMemcpyAsync: %s", gpu_engine_what(&what),
+                          cudaGetErrorString(e));
                 return GPU_ERR_CUDA;
             }
         }
@@ -510,11 +515,12 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         a.nblocks = c->p.oneshot_blocks;
         a.ll_buf = (int) (c->oneshot_calls++ & 1);
     } else {
-        gpu_plan_twoshot_cut(bytes, c->nranks, c->p.nblocks, c->ts_block / (2 * (size_t) c->nranks),
-                             &a.ts_shard_bytes, &a.nblocks);
+        gpu_plan_twoshot_cut(bytes, c->nranks, c->p.nblocks,
+                             c->ts_block / (2 * (size_t) c->nranks), &a.ts_shard_bytes,
+                             &a.nblocks);
     }
-    GPU_LOG(20, "%s: %s, %d blocks", gpu_engine_what(&what), GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot",
-            a.nblocks);
+    GPU_LOG(20, "%s: %s, %d blocks", gpu_engine_what(&what),
+            GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot", a.nblocks);
     c->t_launch = gpu_clock_now();
     st = gpu_kernel_allreduce(algo, op, dt, &a, c->stream);
     if (GPU_OK != st) {

@@ -148,9 +148,9 @@ static uint64_t gpu_pk_realtime_ns(void)
  * The kernel writes a command's stamps after its done word, so the host
  * takes them at its next post (post_ns), which also closes the host's own
  * leg: from seeing the last call done to posting this one (the return to
- * the application, its loop, MPI and this component's routing).  %globaltimer and the host's realtime clock
- * differ by an offset: the legs host to GPU and GPU to host each carry it,
- * their sum does not.
+ * the application, its loop, MPI and this component's routing).
+ * %globaltimer and the host's realtime clock differ by an offset: the
+ * legs host to GPU and GPU to host each carry it, their sum does not.
  */
 static void gpu_pk_account(gpu_engine_comm_t *c, unsigned long long last, uint64_t post_ns)
 {
@@ -323,8 +323,7 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
         }
         if (cudaSuccess != e) {
             GPU_ERROR("rank %d: %s: waiting for the default stream: %s", c->rank,
-                      gpu_engine_what(what),
-                      cudaGetErrorString(e));
+                      gpu_engine_what(what), cudaGetErrorString(e));
             return GPU_ERR_CUDA;
         }
     }
@@ -361,7 +360,8 @@ void gpu_engine_pk_release(gpu_engine_comm_t *c)
         }
         GPU_LOG(10, "rank %d: persistent engine ran %llu calls with %u launches; mean us of "
                 "%llu: host post to seen, GPU phases (gpu_ll.h), done to seen by host, post "
-                "to done seen, done seen to next post:%s", c->rank, c->pk_seq, c->pk_gen, c->pk_stamped, line);
+                "to done seen, done seen to next post:%s", c->rank, c->pk_seq, c->pk_gen,
+                c->pk_stamped, line);
     }
     if (NULL != c->pk_mbox) {
         (void) cudaFreeHost((void *) c->pk_mbox);

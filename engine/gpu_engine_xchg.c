@@ -82,8 +82,8 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     a.slot_bytes = c->xg_slot;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.err = c->err_dev;
-    GPU_LOG(20, "%s: %s, %d blocks", gpu_engine_what(&desc), GPU_XCHG_COPY == plan->mode ? "copy" : "reduce",
-            a.nblocks);
+    GPU_LOG(20, "%s: %s, %d blocks", gpu_engine_what(&desc),
+            GPU_XCHG_COPY == plan->mode ? "copy" : "reduce", a.nblocks);
     c->t_launch = gpu_clock_now();
     st = gpu_kernel_xchg(op, dt, &a, c->stream);
     if (GPU_OK != st) {

@@ -222,6 +222,11 @@ void mca_coll_gpu_trace_fini(void);
 typedef struct mca_coll_gpu_request_t mca_coll_gpu_request_t;
 int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **request,
                                mca_coll_gpu_request_t **out);
+/* The fields every request of this component starts with: a collective
+ * request on comm that cannot be cancelled, empty status; persistent ones
+ * start inactive (coll_gpu_persistent.c). */
+void mca_coll_gpu_request_prepare(ompi_request_t *r, struct ompi_communicator_t *comm,
+                                  bool persistent);
 gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r);
 void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
                                  const mca_coll_gpu_trace_t *trace);

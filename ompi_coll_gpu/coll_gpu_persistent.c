@@ -211,13 +211,6 @@ static int gpu_preq_free(ompi_request_t **request)
     return OMPI_SUCCESS;
 }
 
-static int gpu_preq_cancel(ompi_request_t *request, int complete)
-{
-    (void) request;
-    (void) complete;
-    return MPI_ERR_REQUEST;
-}
-
 /* A persistent request over this module for the call in a. */
 static int gpu_preq_new(mca_coll_base_module_t *module, const gpu_pcoll_args_t *a,
                         ompi_request_t **request)
@@ -228,17 +221,9 @@ static int gpu_preq_new(mca_coll_base_module_t *module, const gpu_pcoll_args_t *
     if (NULL == r) {
         return MPI_ERR_NO_MEM;
     }
-    OMPI_REQUEST_INIT(&r->super, true);
-    r->super.req_type = OMPI_REQUEST_COLL;
+    mca_coll_gpu_request_prepare(&r->super, m->comm, true);
     r->super.req_start = gpu_preq_start;
     r->super.req_free = gpu_preq_free;
-    r->super.req_cancel = gpu_preq_cancel;
-    r->super.req_mpi_object.comm = m->comm;
-    r->super.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
-    r->super.req_status.MPI_TAG = MPI_ANY_TAG;
-    r->super.req_status.MPI_ERROR = MPI_SUCCESS;
-    r->super.req_status._cancelled = 0;
-    r->super.req_status._ucount = 0;
     r->args = *a;
     /* MPI lets the application free the datatypes and op after *_init */
     if (NULL != a->sdtype) {
@@ -276,9 +261,9 @@ static int gpu_allgather_init(const void *sbuf, int scount, struct ompi_datatype
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype };
     if (!gpu_pdev(sbuf, rbuf)) {
-        return GPU_M(module)->prev.coll_allgather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                                       comm, info, request,
-                                                       GPU_M(module)->prev.coll_allgather_init_module);
+        return GPU_M(module)->prev.coll_allgather_init(
+            sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
+            GPU_M(module)->prev.coll_allgather_init_module);
     }
     return gpu_preq_new(module, &a, request);
 }
@@ -308,9 +293,9 @@ static int gpu_allreduce_init(const void *sbuf, void *rbuf, int count,
     const gpu_pcoll_args_t a = { .kind = GPU_P_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = count, .rdtype = dtype, .op = op };
     if (!gpu_pdev(sbuf, rbuf)) {
-        return GPU_M(module)->prev.coll_allreduce_init(sbuf, rbuf, count, dtype, op, comm, info,
-                                                       request,
-                                                       GPU_M(module)->prev.coll_allreduce_init_module);
+        return GPU_M(module)->prev.coll_allreduce_init(
+            sbuf, rbuf, count, dtype, op, comm, info, request,
+            GPU_M(module)->prev.coll_allreduce_init_module);
     }
     return gpu_preq_new(module, &a, request);
 }
@@ -324,9 +309,9 @@ static int gpu_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype };
     if (!gpu_pdev(sbuf, rbuf)) {
-        return GPU_M(module)->prev.coll_alltoall_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                                      comm, info, request,
-                                                      GPU_M(module)->prev.coll_alltoall_init_module);
+        return GPU_M(module)->prev.coll_alltoall_init(
+            sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
+            GPU_M(module)->prev.coll_alltoall_init_module);
     }
     return gpu_preq_new(module, &a, request);
 }

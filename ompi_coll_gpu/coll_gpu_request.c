@@ -99,6 +99,20 @@ static int mca_coll_gpu_progress(void)
     return done;
 }
 
+void mca_coll_gpu_request_prepare(ompi_request_t *r, struct ompi_communicator_t *comm,
+                                  bool persistent)
+{
+    OMPI_REQUEST_INIT(r, persistent);
+    r->req_type = OMPI_REQUEST_COLL;
+    r->req_cancel = mca_coll_gpu_request_cancel;
+    r->req_mpi_object.comm = comm;
+    r->req_status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->req_status.MPI_TAG = MPI_ANY_TAG;
+    r->req_status.MPI_ERROR = MPI_SUCCESS;
+    r->req_status._cancelled = 0;
+    r->req_status._ucount = 0;
+}
+
 int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **request,
                                mca_coll_gpu_request_t **out)
 {
@@ -110,17 +124,9 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
         opal_progress_register(mca_coll_gpu_progress);
         mca_coll_gpu_progress_registered = 1;
     }
-    OMPI_REQUEST_INIT(&r->super, false);
-    r->super.req_type = OMPI_REQUEST_COLL;
+    mca_coll_gpu_request_prepare(&r->super, m->comm, false);
     r->super.req_state = OMPI_REQUEST_ACTIVE;
     r->super.req_free = mca_coll_gpu_request_free;
-    r->super.req_cancel = mca_coll_gpu_request_cancel;
-    r->super.req_mpi_object.comm = m->comm;
-    r->super.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
-    r->super.req_status.MPI_TAG = MPI_ANY_TAG;
-    r->super.req_status.MPI_ERROR = MPI_SUCCESS;
-    r->super.req_status._cancelled = 0;
-    r->super.req_status._ucount = 0;
     OBJ_RETAIN(m);                  /* the engine must outlive the request */
     r->module = m;
     r->user_freed = 0;

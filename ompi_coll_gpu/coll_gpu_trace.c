@@ -111,11 +111,12 @@ void mca_coll_gpu_trace_end(const mca_coll_gpu_trace_t *t, const char *comm_name
 /* A nonblocking call's NVTX range covers its start only. */
 void mca_coll_gpu_trace_started(const mca_coll_gpu_trace_t *t)
 {
-    (void) t;
 #if GPUCOLL_HAVE_NVTX
     if (t->pushed) {
         nvtxRangePop();
     }
+#else
+    (void) t;
 #endif
 }
 
