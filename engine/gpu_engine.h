@@ -46,6 +46,7 @@ typedef struct {
     size_t persist_max_bytes;   /* largest pair it takes */
     size_t persist_reduce_max_bytes; /* largest pair it reduces (<= persist_max_bytes) */
     int persist_blocks;
+    size_t persist_piece_bytes; /* smallest piece of a pair a block takes */
     double persist_idle_us;     /* the kernel exits after this long without a call */
     int paced;                  /* host-paced blocking calls: -1 when ranks share a GPU */
     size_t paced_scratch;       /* bytes of their two staging areas per rank */

@@ -39,7 +39,7 @@ struct gpu_engine_comm {
     double t_launch, t_submit;
     char busid[GPU_MAX_PEERS][GPU_TOPO_BUSID_LEN];   /* each rank's GPU */
     /* persistent engine (gpu_engine_pk.c) */
-    size_t pk_off, pk_bytes, pk_lines;
+    size_t pk_off, pk_bytes, pk_lines, pk_piece;
     int pk_on, pk_alive, pk_blocks;
     unsigned pk_gen;
     unsigned long long pk_dseq;              /* commands posted to our kernel */

@@ -17,8 +17,6 @@
 #include "util/gpu_clock.h"
 #include "util/gpu_cuda_drv.h"
 
-/* one 16-byte line per thread: smaller calls stay in one block */
-#define GPU_PK_MIN_PIECE ((size_t) 4096)
 #define GPU_PK_SCRUB_MASK ((1ull << 30) - 1)
 
 size_t gpu_engine_pk_region_bytes(const gpu_engine_params_t *p, int nranks)
@@ -52,9 +50,15 @@ gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
                    out_free);
     c->pk_blocks = blocks < 1 ? 1 : (blocks > GPU_LL_MAX_BLOCKS ? GPU_LL_MAX_BLOCKS : blocks);
     c->pk_lines = c->p.persist_max_bytes / GPU_LL_PAYLOAD;
+    /* whole lines; a pair under it stays in one block */
+    c->pk_piece = c->p.persist_piece_bytes / GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
+    if (c->pk_piece < GPU_LL_PAYLOAD) {
+        c->pk_piece = GPU_LL_PAYLOAD;
+    }
     c->pk_on = 1;
-    GPU_LOG(10, "rank %d: persistent engine up to %zu bytes, %d blocks, idle exit %.0f us",
-            c->rank, c->pk_lines * GPU_LL_PAYLOAD, c->pk_blocks, c->p.persist_idle_us);
+    GPU_LOG(10, "rank %d: persistent engine up to %zu bytes, %d blocks, pieces of at least %zu "
+            "bytes, idle exit %.0f us", c->rank, c->pk_lines * GPU_LL_PAYLOAD, c->pk_blocks,
+            c->pk_piece, c->p.persist_idle_us);
     return GPU_OK;
 
 out_free:
@@ -98,7 +102,7 @@ static gpu_status_t gpu_pk_launch(gpu_engine_comm_t *c, unsigned long long start
     memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
     a.region_off = c->pk_off;
     a.slot_lines = c->pk_lines;
-    a.min_piece = GPU_PK_MIN_PIECE;
+    a.min_piece = c->pk_piece;
     a.nranks = c->nranks;
     a.rank = c->rank;
     a.stamps = gpu_log_enabled(10);
@@ -290,7 +294,7 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     uint32_t w[GPU_LL_DESC_WORDS];
     unsigned long long wait_seq[GPU_MAX_PEERS];
     int wait_blocks[GPU_MAX_PEERS];
-    const int busy = gpu_plan_ll_busy_blocks(plan, c->rank, c->nranks, c->pk_blocks, GPU_PK_MIN_PIECE);
+    const int busy = gpu_plan_ll_busy_blocks(plan, c->rank, c->nranks, c->pk_blocks, c->pk_piece);
     const unsigned long long seq = ++c->pk_seq;
     gpu_ll_cmd_info_t info = { .cmd = GPU_LL_CMD_WORK, .op = op, .dt = dt, .seq = seq, .busy = busy, .wait_seq = wait_seq,
                                .wait_blocks = wait_blocks };
@@ -308,7 +312,7 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     }
     /* a slot is rewritten only after every reader block of its last call
      * acked, or the call in between proved it */
-    gpu_plan_ll_slots(&c->pk_slots, plan, c->rank, c->nranks, c->pk_blocks, GPU_PK_MIN_PIECE, seq,
+    gpu_plan_ll_slots(&c->pk_slots, plan, c->rank, c->nranks, c->pk_blocks, c->pk_piece, seq,
                       wait_seq, wait_blocks);
     if (0 == busy) {
         /* nothing for this rank; the others skip our share too */

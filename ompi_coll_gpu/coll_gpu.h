@@ -71,6 +71,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long persist_max_bytes;
     unsigned long persist_reduce_max_bytes;
     int persist_blocks;
+    unsigned long persist_piece_bytes;
     double persist_idle_us;
     int paced;
     unsigned long paced_scratch_bytes;

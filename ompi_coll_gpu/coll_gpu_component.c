@@ -59,6 +59,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .persist_max_bytes = 2048 * 1024,
     .persist_reduce_max_bytes = 512 * 1024,
     .persist_blocks = 32,
+    .persist_piece_bytes = 4096,
     .persist_idle_us = 200.0,
     .paced = -1,
     .paced_scratch_bytes = 64ul * 1024 * 1024,
@@ -170,6 +171,13 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("persist_blocks", "Thread blocks of the resident kernel, 1-32 (each "
                      "holds one SM while the kernel is resident)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->persist_blocks);
+    mca_coll_gpu_reg("persist_piece_bytes", "Smallest piece of a pair (bytes, whole 8-byte "
+                     "lines) that one block of the resident kernel takes: a pair is spread over "
+                     "more blocks only in pieces of at least this. Each thread moves a line per "
+                     "round trip, so smaller pieces mean more blocks and fewer rounds; every "
+                     "rank must use the same value",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
+                     &c->persist_piece_bytes);
     mca_coll_gpu_reg("persist_idle_us", "Microseconds without a call after which the resident "
                      "kernel exits (an application's cudaDeviceSynchronize or cudaFree waits "
                      "for it at most this long); the next call starts it again",

@@ -245,6 +245,7 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->persist_reduce_max_bytes = c->persist_reduce_max_bytes < p->persist_max_bytes
                                   ? c->persist_reduce_max_bytes : p->persist_max_bytes;
     p->persist_blocks = c->persist_blocks;
+    p->persist_piece_bytes = c->persist_piece_bytes;
     p->persist_idle_us = c->persist_idle_us > 0 ? c->persist_idle_us : 0;
     p->paced = c->paced;
     p->paced_scratch = c->paced_scratch_bytes;

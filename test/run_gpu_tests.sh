@@ -3,7 +3,8 @@
 # (blocking and nonblocking) with 2 ranks on 2 GPUs and 4 ranks on 2 GPUs,
 # default selection and "--mca coll gpu" alone; the small calls both in the
 # resident kernel (the default with a GPU per rank; forced on for 4 ranks,
-# exiting after every call) and launched (coll_gpu_persist 0); ordering
+# exiting after every call; pairs cut into 8-byte pieces over many blocks)
+# and launched (coll_gpu_persist 0); ordering
 # after the application's copies at every coll_gpu_stream_order, with a
 # negative control (order 0 must read stale data).
 # Usage: run_gpu_tests.sh BUILDDIR [--quick].  Ends with "N passed, N failed".
@@ -38,6 +39,8 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_allreduce 2 --mca coll_gpu_persist 0" "test_gpu_colls 2 --mca coll_gpu_persist 0" \
            "test_gpu_allreduce 4 --mca coll_gpu_persist 1 --mca coll_gpu_persist_idle_us 1" \
            "test_gpu_colls 4 --mca coll_gpu_persist 1 --mca coll_gpu_persist_idle_us 1" \
+           "test_gpu_colls 2 --mca coll_gpu_persist_piece_bytes 8" \
+           "test_gpu_allreduce 2 --mca coll_gpu_persist_piece_bytes 8" \
            "test_gpu_allreduce 2 --mca coll_gpu_stream_order 2" \
            "test_gpu_colls 4 --mca coll_gpu_paced 0" "test_gpu_allreduce 2 --mca coll_gpu_paced 1" \
            "test_gpu_colls 2 --mca coll_gpu_paced 1 --mca coll_gpu_paced_scratch_bytes 65536" \
