@@ -3,14 +3,18 @@
  * MPI_<coll> through the selected coll component, and in the same run on
  * the same buffers the NCCL counterpart + stream synchronize when
  * libnccl.so.2 can be loaded (dlopen: the build never needs NCCL).  Time
- * per size is the slowest rank's mean over the timed iterations.  Size
+ * per size is the slowest rank's mean over the timed iterations; the timed
+ * loop runs -r times (default 3), MPI and NCCL taking turns, and each side
+ * reports its median loop: a one-off stall of the shared host (seen in both
+ * columns at random sizes, up to 4x) then moves no figure.  Size
  * and busbw follow nccl-tests: size is the largest buffer of a rank
  * (allgather: the output; reduce_scatter, alltoall: the input); busbw =
  * algbw x 2(n-1)/n for allreduce, (n-1)/n for allgather, reduce_scatter
  * and alltoall, 1 for bcast and reduce.
  *
  *   gpucoll_bench [-c allreduce|bcast|reduce|allgather|reduce_scatter|alltoall]
- *                 [-b min_bytes] [-e max_bytes] [-n iters] [--no-nccl] [--csv FILE] [--json FILE]
+ *                 [-b min_bytes] [-e max_bytes] [-n iters] [-r repetitions] [--no-nccl]
+ *                 [--csv FILE] [--json FILE]
  */
 #include <dlfcn.h>
 #include <mpi.h>
@@ -115,6 +119,21 @@ static int nccl_call(nccl_comm_t nc, cudaStream_t st, void *s, void *r, size_t c
     return 1;
 }
 
+#define MAX_REPS 15
+
+/* median of n values (sorts them) */
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; ++i) {
+        for (int j = i; j > 0 && v[j] < v[j - 1]; --j) {
+            const double x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static double time_mpi(void *s, void *r, size_t count, int iters, int warm)
 {
     double t0, dt, mx;
@@ -151,7 +170,7 @@ static double time_nccl(nccl_comm_t c, cudaStream_t st, void *s, void *r, size_t
 int main(int argc, char **argv)
 {
     size_t minb = 8, maxb = 1ul << 31, bytes;
-    int iters_arg = 0, use_nccl = 1, rank, size, ndev, i, nver = 0;
+    int iters_arg = 0, use_nccl = 1, rank, size, ndev, i, nver = 0, reps = 3;
     const char *csv = NULL, *json = NULL;
     FILE *cf = NULL, *jf = NULL;
     int nrows = 0;
@@ -169,6 +188,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "-b") && i + 1 < argc) minb = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-e") && i + 1 < argc) maxb = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) iters_arg = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-nccl")) use_nccl = 0;
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
@@ -203,6 +223,7 @@ int main(int argc, char **argv)
         }
         free(h);
     }
+    reps = reps < 1 ? 1 : (reps > MAX_REPS ? MAX_REPS : reps);
     use_nccl = use_nccl && nccl_load();
     MPI_Allreduce(MPI_IN_PLACE, &use_nccl, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (use_nccl) {
@@ -213,8 +234,9 @@ int main(int argc, char **argv)
         if (nccl.get_version) nccl.get_version(&nver);
     }
     if (0 == rank) {
-        printf("# MPI_%s (float, sum, device buffers), %d ranks, %d GPU(s) per node visible%s",
-               bname[coll], size, ndev, use_nccl ? "" : ", NCCL not available\n");
+        printf("# MPI_%s (float, sum, device buffers), %d ranks, %d GPU(s) per node visible, "
+               "median of %d timed loops%s", bname[coll], size, ndev, reps,
+               use_nccl ? "" : ", NCCL not available\n");
         if (use_nccl) printf(", NCCL %d\n", nver);
         printf("%12s %10s %10s %10s", "size(B)", "time(us)", "algbw", "busbw");
         if (use_nccl) printf(" %10s %10s %8s", "nccl(us)", "nccl_bus", "speedup");
@@ -236,9 +258,14 @@ int main(int argc, char **argv)
         }
         int iters = iters_arg ? iters_arg : (bytes <= (1u << 20) ? 200 : (bytes <= (64u << 20) ? 50 : 10));
         int warm = iters / 10 + 2;
-        double t = time_mpi(s, r, count, iters, warm), tn = 0;
+        double tr[MAX_REPS], tnr[MAX_REPS], t, tn = 0;
+        for (int k = 0; k < reps; ++k) {
+            tr[k] = time_mpi(s, r, count, iters, warm);
+            if (use_nccl) tnr[k] = time_nccl(nc, st, s, r, count, iters, warm);
+        }
+        t = median(tr, reps);
+        if (use_nccl) tn = median(tnr, reps);
         double alg = (double) bytes / t / 1e9, bus = alg * bus_factor();
-        if (use_nccl) tn = time_nccl(nc, st, s, r, count, iters, warm);
         if (0 == rank) {
             printf("%12zu %10.2f %10.2f %10.2f", bytes, t * 1e6, alg, bus);
             if (use_nccl) {
