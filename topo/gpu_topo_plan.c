@@ -340,13 +340,14 @@ void gpu_topo_plan_print(const gpu_topo_node_t *n, const gpu_topo_plan_t *p,
 /*
  * Calibrated on the 2x H200 (NV18) host against docs/results/bench_*_h200x2.csv
  * with test/topo/calibrate.py (worst error over the measured sizes, single-run
- * spikes left out, ninth session: two-shot 1.2%, bcast 0.6%, exchange 5.6%; resident
- * allreduce 8.2%, bcast 6.7%, copy exchange 12.8%, reduce exchange 14.6%).
+ * spikes left out, tenth session: two-shot 3.0%, bcast 0.6%, exchange 4.3%; resident
+ * allreduce 4.2%, bcast 2.4%, copy exchange 7.9%, reduce exchange 9.3%).
  * PCIe rates are Gen5 x16 effective figures and the network ones NDR 400 Gb/s
  * line rate and a typical RDMA latency: not measured here.
  */
 /* Fitted by test/topo/calibrate.py to docs/results/bench_*_h200x2.csv
- * (ninth session: resident kernel up to 2 MiB per peer, 512 KiB reducing).
+ * (tenth session, each size the median of 3 timed loops: resident kernel up to 2 MiB
+ * per peer, 512 KiB reducing).
  * Class 0, the launched one-shot, is no longer run at the defaults there: its constants are the fit of
  * the run before (coll_gpu_persist 0 behaves so). */
 const gpu_topo_model_t gpu_topo_model_h200 = {
@@ -354,15 +355,15 @@ const gpu_topo_model_t gpu_topo_model_h200 = {
     .nvlink_gbps = 20.6,
     .pcie_gbps = { 0.0, 50.0, 45.0, 40.0, 25.0 },
     .chan_gbps = 20.6,
-    .lat_us = { 17.08, 19.98, 4.87, 19.78 },
-    .eff = { 0.5285, 0.9717, 1.0003, 0.9370 },
-    .fill_us = { 6.75, 9.10, 12.39, 35.93 },
-    .fill_bytes = { 4988717.0, 21873961.0, 720243.0, 55874701.0 },
+    .lat_us = { 17.08, 19.43, 7.46, 17.83 },
+    .eff = { 0.5285, 0.9614, 0.9972, 0.9919 },
+    .fill_us = { 6.75, 3.92, 8.27, 96.96 },
+    .fill_bytes = { 4988717.0, 7688814.0, 302050.0, 113838856.0 },
     .oneshot_max = 262144.0,
-    .res_lat_us = { 6.77, 6.22, 7.09, 7.66 },
-    .res_eff = { 0.2833, 0.4642, 0.3540, 0.1432 },
-    .res_fill_us = { 2.07, 1.73, 7.38, 3.25 },
-    .res_fill_bytes = { 7444.0, 18743.0, 1121604.0, 4901318.0 },
+    .res_lat_us = { 6.79, 6.19, 6.92, 7.37 },
+    .res_eff = { 0.2049, 0.4771, 0.7446, 0.3768 },
+    .res_fill_us = { 1.50, 0.81, 18.00, 4.55 },
+    .res_fill_bytes = { 5098.0, 87162.0, 2027617.0, 227056.0 },
     .persist_max = 2097152.0,
     .persist_reduce_max = 524288.0,
     .net_lat_us = 5.0,
