@@ -585,25 +585,34 @@ static void test_ll(void)
     CHECK(0 == ((w[GPU_LL_W_CMD] >> 6) & 1) && 1 == gpu_ll_cmd_busy(w[GPU_LL_W_CMD]) &&
           0 == (w[GPU_LL_W_PEERS + GPU_LL_P_SEND_LEN] >> 24), "no fence, one block, no waits");
 
-    /* pieces: blocks cover a pair exactly once, 8-byte aligned cuts */
-    const size_t lens[] = { 1, 8, 4095, 4096, 4099, 65536, 262144, 262147 };
-    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); ++k) {
-        for (int nb = 1; nb <= 32; nb *= 2) {
-            size_t covered = 0, off, len;
-            int busy = 0;
-            for (int b = 0; b < nb; ++b) {
-                if (gpu_ll_block_range(lens[k], b, nb, 4096, &off, &len)) {
-                    covered += (off == covered) ? len : 0;
-                    busy = b + 1;
-                    CHECK(off % 8 == 0, "piece starts on a line");
+    /* pieces: blocks cover a pair exactly once, 8-byte aligned cuts, at
+     * every smallest piece coll_gpu_persist_piece_bytes may give (whole lines) */
+    const size_t lens[] = { 1, 8, 9, 127, 4095, 4096, 4099, 65536, 262144, 262147 };
+    const size_t pieces[] = { 8, 1024, 4096 };
+    for (size_t m = 0; m < sizeof(pieces) / sizeof(pieces[0]); ++m) {
+        for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); ++k) {
+            for (int nb = 1; nb <= 32; nb *= 2) {
+                size_t covered = 0, off, len;
+                int busy = 0;
+                for (int b = 0; b < nb; ++b) {
+                    if (gpu_ll_block_range(lens[k], b, nb, pieces[m], &off, &len)) {
+                        covered += (off == covered) ? len : 0;
+                        busy = b + 1;
+                        CHECK(off % 8 == 0 && (len >= pieces[m] || off + len == lens[k]),
+                              "piece starts on a line, no smaller than the minimum but the last");
+                    }
                 }
+                CHECK(covered == lens[k] && busy == gpu_ll_blocks_for(lens[k], nb, pieces[m]),
+                      "%zu bytes in %d blocks, pieces >= %zu: covered %zu, busy %d", lens[k], nb,
+                      pieces[m], covered, busy);
             }
-            CHECK(covered == lens[k] && busy == gpu_ll_blocks_for(lens[k], nb, 4096),
-                  "%zu bytes in %d blocks: covered %zu, busy %d", lens[k], nb, covered, busy);
         }
     }
     CHECK(1 == gpu_ll_blocks_for(4096, 8, 4096) && 2 == gpu_ll_blocks_for(4097, 8, 4096),
           "up to 4 KiB one block");
+    CHECK(32 == gpu_ll_blocks_for(4096, 32, 8) && 1 == gpu_ll_blocks_for(8, 32, 8) &&
+              2 == gpu_ll_blocks_for(9, 32, 8),
+          "8-byte pieces: a 4 KiB pair over all 32 blocks, a line per block at the smallest");
     /* the agreed size each collective's plan carries */
     size_t rl[3] = { 10, 300, 20 }, rd[3] = { 0, 10, 310 };
     gpu_plan_allgatherv(&p[0], 0, 3, in[0], out[0], rl, rd);
