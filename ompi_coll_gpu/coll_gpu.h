@@ -232,6 +232,11 @@ gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r);
 void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
                                  const mca_coll_gpu_trace_t *trace);
 void mca_coll_gpu_request_fini(void);
+/* One opal_progress callback serves every request of this component (it
+ * is unregistered at component close): registered at the first start. */
+void mca_coll_gpu_progress_needed(void);
+/* completes persistent requests whose round is done; called from it */
+int mca_coll_gpu_persistent_progress(void);
 
 /* collectives (blocking) */
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

@@ -18,7 +18,6 @@
 
 #include "coll_gpu.h"
 
-#include "opal/runtime/opal_progress.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/request/request.h"
@@ -64,7 +63,6 @@ typedef struct mca_coll_gpu_preq_t {
 OBJ_CLASS_INSTANCE(mca_coll_gpu_preq_t, ompi_request_t, NULL, NULL);
 
 static mca_coll_gpu_preq_t *gpu_preq_active;
-static int gpu_preq_progress_registered;
 
 static void gpu_preq_release(mca_coll_gpu_preq_t *r)
 {
@@ -96,7 +94,7 @@ static void gpu_preq_finish(mca_coll_gpu_preq_t *r)
     }
 }
 
-static int gpu_preq_progress(void)
+int mca_coll_gpu_persistent_progress(void)
 {
     mca_coll_gpu_preq_t **link = &gpu_preq_active;
     int done = 0;
@@ -189,10 +187,7 @@ static int gpu_preq_start(size_t count, ompi_request_t **requests)
             gpu_preq_finish(r);       /* staged rounds complete at initiation */
             continue;
         }
-        if (!gpu_preq_progress_registered) {
-            opal_progress_register(gpu_preq_progress);
-            gpu_preq_progress_registered = 1;
-        }
+        mca_coll_gpu_progress_needed();
         r->next = gpu_preq_active;
         gpu_preq_active = r;
     }

@@ -96,7 +96,16 @@ static int mca_coll_gpu_progress(void)
         ++done;
         r = next;
     }
-    return done;
+    /* persistent requests whose round just completed complete in this pass */
+    return done + mca_coll_gpu_persistent_progress();
+}
+
+void mca_coll_gpu_progress_needed(void)
+{
+    if (!mca_coll_gpu_progress_registered) {
+        opal_progress_register(mca_coll_gpu_progress);
+        mca_coll_gpu_progress_registered = 1;
+    }
 }
 
 void mca_coll_gpu_request_prepare(ompi_request_t *r, struct ompi_communicator_t *comm,
@@ -120,10 +129,7 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     if (NULL == r) {
         return MPI_ERR_NO_MEM;
     }
-    if (!mca_coll_gpu_progress_registered) {
-        opal_progress_register(mca_coll_gpu_progress);
-        mca_coll_gpu_progress_registered = 1;
-    }
+    mca_coll_gpu_progress_needed();
     mca_coll_gpu_request_prepare(&r->super, m->comm, false);
     r->super.req_state = OMPI_REQUEST_ACTIVE;
     r->super.req_free = mca_coll_gpu_request_free;
