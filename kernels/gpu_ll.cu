@@ -360,8 +360,8 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
     /*
      * Senders and receivers are different warps.  A fence waits for every
      * store its thread has outstanding, a store over NVLink included (about
-     * 1 us here): the receivers' fence, which must order their results
-     * before the done word, then waits for local stores only.  The
+     * 1 us here): the one fence that orders the results before the done
+     * word is taken by a receiver, which has local stores only.  The
      * senders need none: their lines carry their own flags, and the loads
      * of the user's data have returned before the stores leave.
      */
@@ -401,17 +401,11 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
     if (a.stamps && threadIdx.x == half && 0 == blockIdx.x) {
         t_stamp[GPU_LL_T_RECEIVED] = globaltimer();
     }
-    /* converged first: in a partly busy warp (a pair of under 32 lines)
-     * the idle and the busy lanes would each take the fence on their own
-     * path, one after the other (measured: 8-128 B allreduce 0.4-0.6 us
-     * slower than 256 B) */
-    __syncwarp();
-    /* each receiver's results performed at GPU scope before the block
-     * reports: whatever reads them next (the application's kernels and
-     * copies, a peer over NVLink) reads through this GPU's L2 */
-    if (!sender) {
-        fence_release_gpu();
-    }
+    /* no fence per receiver: the barrier makes every receiver's results
+     * visible to the reporting thread, and its release fence below is
+     * cumulative over what it has seen (the pattern of a grid barrier);
+     * a fence in each receiver warp cost 0.3-0.45 us of every reduce and
+     * allgather (docs/results/ab_eleventh_h200x2.log) */
     cta_sync();
     if (!ll_ok) {
         return false;
@@ -422,10 +416,10 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
     if (threadIdx.x == half) {
         /*
          * The first receiver reports.  Its fence after the barrier orders
-         * every receiver's results before the done word (a fence in the
-         * receivers alone, then thread 0's store, measured stale bytes in
-         * the host's copy now and then); a receiver has no NVLink stores
-         * outstanding, so the fence stays cheap.  Managed output may live
+         * every receiver's results before the done word (without it,
+         * thread 0's store after fences in the receivers measured stale
+         * bytes in the host's copy now and then); a receiver has no NVLink
+         * stores outstanding, so the fence stays cheap.  Managed output may live
          * in host memory, which the CPU reads without this GPU in between:
          * then the fence is at system scope (1-2 us here, so only when the
          * host says so).  The acks only say that our reads of the writer's
