@@ -419,11 +419,11 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
          * every receiver's results before the done word (without it,
          * thread 0's store after fences in the receivers measured stale
          * bytes in the host's copy now and then); a receiver has no NVLink
-         * stores outstanding, so the fence stays cheap.  Managed output may live
-         * in host memory, which the CPU reads without this GPU in between:
-         * then the fence is at system scope (1-2 us here, so only when the
-         * host says so).  The acks only say that our reads of the writer's
-         * lines have returned.
+         * stores outstanding, so the fence stays cheap.  Managed output may
+         * live in host memory, which the CPU reads without this GPU in
+         * between: then the fence is at system scope (1-2 us here, so only
+         * when the host says so).  The acks only say that our reads of the
+         * writer's lines have returned.
          */
         if (c.sys_fence) {
             __threadfence_system();
