@@ -41,6 +41,7 @@ struct gpu_engine_comm {
     /* persistent engine (gpu_engine_pk.c) */
     size_t pk_off, pk_bytes, pk_lines, pk_piece;
     int pk_on, pk_alive, pk_blocks;
+    int32_t pk_sms;                          /* SMs of the smallest GPU of the communicator */
     unsigned pk_gen;
     unsigned long long pk_dseq;              /* commands posted to our kernel */
     unsigned long long pk_seq;               /* collective calls run through it */

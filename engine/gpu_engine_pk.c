@@ -48,6 +48,11 @@ gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
     memset((void *) c->pk_mbox, 0, sizeof(*c->pk_mbox));
     GPU_CUDA_CHECK(cudaHostGetDevicePointer((void **) &c->pk_mbox_dev, (void *) c->pk_mbox, 0),
                    out_free);
+    /* at most half of the smallest GPU's SMs: the blocks must all be
+     * resident at once, and the application keeps the other half */
+    if (c->pk_sms > 1 && blocks > c->pk_sms / 2) {
+        blocks = c->pk_sms / 2;
+    }
     c->pk_blocks = blocks < 1 ? 1 : (blocks > GPU_LL_MAX_BLOCKS ? GPU_LL_MAX_BLOCKS : blocks);
     c->pk_lines = c->p.persist_max_bytes / GPU_LL_PAYLOAD;
     /* whole lines; a pair under it stays in one block */

@@ -29,6 +29,7 @@ struct ll_cmd {
     unsigned recv_off[GPU_MAX_PEERS], recv_n[GPU_MAX_PEERS];
     unsigned red_off, red_n, self_off, self_n;
     int work;                   /* this block has a piece of something */
+    unsigned split;             /* threads [0, split) send, the rest receive (split_warps) */
     unsigned waits;             /* peers whose reader blocks' acks we wait for */
     unsigned acks;              /* peers we read from and ack */
     gpu_xchg_plan_t plan;
@@ -365,7 +366,7 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
      * senders need none: their lines carry their own flags, and the loads
      * of the user's data have returned before the stores leave.
      */
-    const unsigned half = (blockDim.x / 2) & ~31u;
+    const unsigned half = c.split;
     const bool sender = threadIdx.x < half;
     const unsigned rtid = threadIdx.x - half, rnt = blockDim.x - half;
     if (a.stamps && 0 == threadIdx.x && 0 == blockIdx.x) {
@@ -476,6 +477,30 @@ __device__ bool read_tagged(const volatile uint64_t *src, int nw, unsigned *word
 }
 
 /*
+ * How many of the block's threads send.  A sender stores its lines and
+ * goes on; a receiver waits for each of its lines in turn, so once a side
+ * has more lines than half the threads, the receivers get the larger
+ * share: a one-sided block (a reduce's root, a bcast's leaves, ...) gives
+ * its side every warp but one, a two-sided block three quarters to its
+ * receivers.  Up to one line per thread of a half the split stays even:
+ * there the shares changed nothing but the 8-byte calls, which got
+ * 0.2-0.4 us slower (docs/results/ab_twelfth_h200x2.log).  A sending-only
+ * block keeps its last warp out, so the reporting thread (the first one
+ * at or past the split) has no NVLink stores outstanding when it fences.
+ */
+__device__ unsigned split_warps(bool sends, bool recvs, bool sbig, bool rbig)
+{
+    const unsigned nt = blockDim.x, half = (nt / 2) & ~31u, quarter = (nt / 4) & ~31u;
+    if (!recvs) {
+        return sbig ? nt - 32 : half;
+    }
+    if (!sends) {
+        return rbig ? 0 : half;
+    }
+    return rbig && quarter >= 32 ? quarter : half;
+}
+
+/*
  * Warp 0 decodes: lane q takes peer q (nranks <= 32), every lane reads the
  * header (broadcast loads, all issued before the first store) and lane 0
  * writes it; ballots give the block's peer masks.  The other warps wait at
@@ -506,6 +531,10 @@ __device__ void decode(const gpu_ll_args_t &a, const unsigned *w, ll_cmd *c)
         piece32(self_len, b, nb, mp, &self_off, &self_n);
     }
     bool sends = false, recvs = false, waits = false, reads = false;
+    /* a side is big when it has more lines than half the threads (for
+     * n ranks, one peer's share of that: ballots cost less than a sum) */
+    const unsigned nt = blockDim.x, half = (nt / 2) & ~31u, npeers = (unsigned) a.nranks - 1;
+    bool sbig = false, rbig = false;
     if (t < a.nranks) {
         const unsigned *e = w + GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * t;
         const unsigned slw = e[GPU_LL_P_SEND_LEN], rlen = e[GPU_LL_P_RECV_LEN];
@@ -531,11 +560,16 @@ __device__ void decode(const gpu_ll_args_t &a, const unsigned *w, ll_cmd *c)
             recvs = GPU_XCHG_COPY == mode && rn > 0;
             waits = (slw >> 24) > 0 && sn > 0;
             reads = recvs || (GPU_XCHG_REDUCE == mode && t >= lo && t <= hi && red_n > 0);
+            sbig = sends && (sn + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD * npeers > half;
+            rbig = recvs && (rn + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD * npeers > nt - half;
         }
     }
-    const unsigned any = __ballot_sync(0xffffffffu, sends || recvs);
+    const unsigned smask = __ballot_sync(0xffffffffu, sends);
+    const unsigned rmask = __ballot_sync(0xffffffffu, recvs);
     const unsigned wmask = __ballot_sync(0xffffffffu, waits);
     const unsigned amask = __ballot_sync(0xffffffffu, reads);
+    const unsigned bigs = __ballot_sync(0xffffffffu, sbig);
+    const unsigned bigr = __ballot_sync(0xffffffffu, rbig);
     if (0 == t) {
         c->cmd = (int) (cw & 15);
         c->mode = mode;
@@ -560,7 +594,9 @@ __device__ void decode(const gpu_ll_args_t &a, const unsigned *w, ll_cmd *c)
         c->red_n = red_n;
         c->self_off = self_off;
         c->self_n = self_n;
-        c->work = 0 != any || red_n > 0 || self_n > 0;
+        c->work = 0 != smask || 0 != rmask || red_n > 0 || self_n > 0;
+        c->split = split_warps(0 != smask, 0 != rmask || red_n > 0 || self_n > 0, 0 != bigs,
+                               0 != bigr || (red_n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD > nt - half);
         c->waits = wmask;
         c->acks = amask;
         ll_ok = 1;

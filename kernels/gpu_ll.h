@@ -64,7 +64,7 @@
 extern "C" {
 #endif
 
-#define GPU_LL_MAX_BLOCKS 32
+#define GPU_LL_MAX_BLOCKS 64
 #define GPU_LL_LINE 16          /* bytes of a line */
 #define GPU_LL_PAYLOAD 8        /* data bytes it carries */
 
@@ -143,7 +143,7 @@ typedef struct {
 /* Blocks with work on the issuing rank, from the command word. */
 GPU_XCHG_HD int gpu_ll_cmd_busy(uint32_t cmd_word)
 {
-    return (int) ((cmd_word >> 24) & 63);
+    return (int) ((cmd_word >> 24) & 127);
 }
 
 /*

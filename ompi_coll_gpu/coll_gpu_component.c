@@ -57,8 +57,8 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .stream_order = 1,
     .persist = -1,
     .persist_max_bytes = 2048 * 1024,
-    .persist_reduce_max_bytes = 512 * 1024,
-    .persist_blocks = 32,
+    .persist_reduce_max_bytes = 1024 * 1024,
+    .persist_blocks = 64,
     .persist_piece_bytes = 4096,
     .persist_idle_us = 200.0,
     .paced = -1,
@@ -168,8 +168,9 @@ static int mca_coll_gpu_register(void)
                      "bytes in 16",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5,
                      &c->persist_reduce_max_bytes);
-    mca_coll_gpu_reg("persist_blocks", "Thread blocks of the resident kernel, 1-32 (each "
-                     "holds one SM while the kernel is resident)",
+    mca_coll_gpu_reg("persist_blocks", "Thread blocks of the resident kernel, 1-64, at most "
+                     "half the SMs of the communicator's smallest GPU (each holds one SM while "
+                     "the kernel is resident)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->persist_blocks);
     mca_coll_gpu_reg("persist_piece_bytes", "Smallest piece of a pair (bytes, whole 8-byte "
                      "lines) that one block of the resident kernel takes: a pair is spread over "
