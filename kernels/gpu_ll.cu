@@ -29,7 +29,7 @@ struct ll_cmd {
     unsigned recv_off[GPU_MAX_PEERS], recv_n[GPU_MAX_PEERS];
     unsigned red_off, red_n, self_off, self_n;
     int work;                   /* this block has a piece of something */
-    unsigned split;             /* threads [0, split) send, the rest receive (split_warps) */
+    unsigned split;             /* threads [0, split) send, the rest receive (gpu_ll_split) */
     unsigned waits;             /* peers whose reader blocks' acks we wait for */
     unsigned acks;              /* peers we read from and ack */
     gpu_xchg_plan_t plan;
@@ -477,30 +477,6 @@ __device__ bool read_tagged(const volatile uint64_t *src, int nw, unsigned *word
 }
 
 /*
- * How many of the block's threads send.  A sender stores its lines and
- * goes on; a receiver waits for each of its lines in turn, so once a side
- * has more lines than half the threads, the receivers get the larger
- * share: a one-sided block (a reduce's root, a bcast's leaves, ...) gives
- * its side every warp but one, a two-sided block three quarters to its
- * receivers.  Up to one line per thread of a half the split stays even:
- * there the shares changed nothing but the 8-byte calls, which got
- * 0.2-0.4 us slower (docs/results/ab_twelfth_h200x2.log).  A sending-only
- * block keeps its last warp out, so the reporting thread (the first one
- * at or past the split) has no NVLink stores outstanding when it fences.
- */
-__device__ unsigned split_warps(bool sends, bool recvs, bool sbig, bool rbig)
-{
-    const unsigned nt = blockDim.x, half = (nt / 2) & ~31u, quarter = (nt / 4) & ~31u;
-    if (!recvs) {
-        return sbig ? nt - 32 : half;
-    }
-    if (!sends) {
-        return rbig ? 0 : half;
-    }
-    return rbig && quarter >= 32 ? quarter : half;
-}
-
-/*
  * Warp 0 decodes: lane q takes peer q (nranks <= 32), every lane reads the
  * header (broadcast loads, all issued before the first store) and lane 0
  * writes it; ballots give the block's peer masks.  The other warps wait at
@@ -595,8 +571,8 @@ __device__ void decode(const gpu_ll_args_t &a, const unsigned *w, ll_cmd *c)
         c->self_off = self_off;
         c->self_n = self_n;
         c->work = 0 != smask || 0 != rmask || red_n > 0 || self_n > 0;
-        c->split = split_warps(0 != smask, 0 != rmask || red_n > 0 || self_n > 0, 0 != bigs,
-                               0 != bigr || (red_n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD > nt - half);
+        c->split = gpu_ll_split(nt, 0 != smask, 0 != rmask || red_n > 0 || self_n > 0, 0 != bigs,
+                                0 != bigr || (red_n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD > nt - half);
         c->waits = wmask;
         c->acks = amask;
         ll_ok = 1;

@@ -181,6 +181,32 @@ GPU_XCHG_HD int gpu_ll_blocks_for(size_t len, int nblocks, size_t min_piece)
     return 0 == len ? 0 : (int) ((len + p - 1) / p);
 }
 
+/*
+ * How many of a block's nt threads send (threads [0, split)).  A sender
+ * stores its lines and goes on; a receiver waits for each of its lines in
+ * turn, so once a side is big (more lines than half the threads) the
+ * receivers get the larger share: a one-sided block (a reduce's root, a
+ * bcast's leaves, ...) gives its side every warp but one, a two-sided
+ * block three quarters to its receivers (an eighth or 3/8 as senders
+ * measured slower; docs/results/ab_twelfth_h200x2.log: a 256 KiB reduce
+ * 10.3 -> 8.7 us with 64 blocks).  Below that every thread has at most one
+ * line either way and the split stays even.  A sending-only block keeps
+ * its last warp out, so the reporting thread (the first one at or past the
+ * split) has no
+ * NVLink stores outstanding when it fences.
+ */
+GPU_XCHG_HD unsigned gpu_ll_split(unsigned nt, int sends, int recvs, int sbig, int rbig)
+{
+    const unsigned half = (nt / 2) & ~31u, quarter = (nt / 4) & ~31u;
+    if (!recvs) {
+        return sbig ? nt - 32 : half;
+    }
+    if (!sends) {
+        return rbig ? 0 : half;
+    }
+    return rbig && quarter >= 32 ? quarter : half;
+}
+
 GPU_XCHG_HD uint32_t gpu_ll_flag(unsigned long long seq)
 {
     return 0x80000000u | (uint32_t) (seq & 0x7fffffffu);

@@ -101,7 +101,7 @@ NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/
   "$B/test/bench/gpucoll_bench" -c allgather -b 4194304 -e 8388608 -n 5 --no-nccl > /dev/null 2>&1
 NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
   $MPIRUN -x NVTX_INJECTION64_PATH -x NVTX_RECORD_FILE -np 2 \
-  "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 -n 5 --no-nccl > /dev/null 2>&1
+  "$B/test/bench/gpucoll_bench" -c allreduce -e 2097152 -n 5 --no-nccl > /dev/null 2>&1
 # and without the resident kernel, which takes the small calls by default
 NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
   $MPIRUN -x NVTX_INJECTION64_PATH -x NVTX_RECORD_FILE -np 2 --mca coll_gpu_persist 0 \
@@ -113,7 +113,8 @@ cat "$rec"/nvtx.* 2>/dev/null | grep "^push" | sort | uniq -c | sort -rn | head 
 if [ "$pushes" -gt 0 ] && [ "$pushes" -eq "$pops" ] &&
    grep -q "^push coll/gpu allreduce 8 B one-shot" "$rec"/nvtx.* &&
    grep -q "^push coll/gpu allreduce 8 B persistent" "$rec"/nvtx.* &&
-   grep -q "^push coll/gpu allreduce 1048576 B two-shot" "$rec"/nvtx.* &&
+   grep -q "^push coll/gpu allreduce 1048576 B persistent" "$rec"/nvtx.* &&
+   grep -q "^push coll/gpu allreduce 2097152 B two-shot" "$rec"/nvtx.* &&
    grep -q "^push coll/gpu allgather 2097152 B persistent" "$rec"/nvtx.* &&
    grep -q "^push coll/gpu allgather 4194304 B exchange-copy" "$rec"/nvtx.*; then
   pass=$((pass+1)); echo "PASS NVTX ranges name the collective, size and algorithm"

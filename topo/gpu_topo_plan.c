@@ -340,14 +340,14 @@ void gpu_topo_plan_print(const gpu_topo_node_t *n, const gpu_topo_plan_t *p,
 /*
  * Calibrated on the 2x H200 (NV18) host against docs/results/bench_*_h200x2.csv
  * with test/topo/calibrate.py (worst error over the measured sizes, single-run
- * spikes left out, tenth session: two-shot 3.0%, bcast 0.6%, exchange 4.3%; resident
- * allreduce 4.2%, bcast 2.4%, copy exchange 7.9%, reduce exchange 9.3%).
+ * spikes left out, twelfth session: two-shot 0.7%, bcast 0.6%, exchange 9.2%; resident
+ * allreduce 7.5%, bcast 4.5%, copy exchange 3.6%, reduce exchange 6.6%).
  * PCIe rates are Gen5 x16 effective figures and the network ones NDR 400 Gb/s
  * line rate and a typical RDMA latency: not measured here.
  */
 /* Fitted by test/topo/calibrate.py to docs/results/bench_*_h200x2.csv
- * (tenth session, each size the median of 3 timed loops: resident kernel up to 2 MiB
- * per peer, 512 KiB reducing).
+ * (twelfth session, each size the median of 3 timed loops: resident kernel up to 2 MiB
+ * per peer, 1 MiB reducing, 64 blocks).
  * Class 0, the launched one-shot, is no longer run at the defaults there: its constants are the fit of
  * the run before (coll_gpu_persist 0 behaves so). */
 const gpu_topo_model_t gpu_topo_model_h200 = {
@@ -355,17 +355,17 @@ const gpu_topo_model_t gpu_topo_model_h200 = {
     .nvlink_gbps = 20.6,
     .pcie_gbps = { 0.0, 50.0, 45.0, 40.0, 25.0 },
     .chan_gbps = 20.6,
-    .lat_us = { 17.08, 19.43, 7.46, 17.83 },
-    .eff = { 0.5285, 0.9614, 0.9972, 0.9919 },
-    .fill_us = { 6.75, 3.92, 8.27, 96.96 },
-    .fill_bytes = { 4988717.0, 7688814.0, 302050.0, 113838856.0 },
+    .lat_us = { 17.08, 19.77, 14.07, 7.67 },
+    .eff = { 0.5285, 0.9776, 0.9972, 0.8875 },
+    .fill_us = { 6.75, 17.96, 2.77, 18.44 },
+    .fill_bytes = { 4988717.0, 49677574.0, 3386514.0, 2200748.0 },
     .oneshot_max = 262144.0,
-    .res_lat_us = { 6.79, 6.19, 6.92, 7.37 },
-    .res_eff = { 0.2049, 0.4771, 0.7446, 0.3768 },
-    .res_fill_us = { 1.50, 0.81, 18.00, 4.55 },
-    .res_fill_bytes = { 5098.0, 87162.0, 2027617.0, 227056.0 },
+    .res_lat_us = { 6.81, 6.04, 6.49, 6.80 },
+    .res_eff = { 0.5034, 0.5947, 0.4358, 0.4452 },
+    .res_fill_us = { 2.38, 2.62, 1.28, 1.84 },
+    .res_fill_bytes = { 9117.0, 530311.0, 10010.0, 7927.0 },
     .persist_max = 2097152.0,
-    .persist_reduce_max = 524288.0,
+    .persist_reduce_max = 1048576.0,
     .net_lat_us = 5.0,
     .nic_gbps = 50.0,
 };

@@ -57,7 +57,7 @@ def load(coll):
 # measured at the defaults any more: its constants stay from the run before the
 # resident kernel (git history of docs/results/bench_allreduce_h200x2.csv).
 PERSIST_MAX = 2048 * 1024
-PERSIST_REDUCE_MAX = 512 * 1024   # coll_gpu_persist_reduce_max_bytes
+PERSIST_REDUCE_MAX = 1024 * 1024   # coll_gpu_persist_reduce_max_bytes
 ar, bc = load("allreduce"), load("bcast")
 ag, rs = load("allgather"), load("reduce_scatter")
 ex = [(b, t) for b, t in ag if b / 2 > PERSIST_MAX] + [(b, t) for b, t in rs if b / 2 > PERSIST_REDUCE_MAX]
@@ -81,10 +81,9 @@ def worst(p, pts):
     return max(abs(model(p, w) - t) / t for w, t in pts)
 
 
-random.seed(1)
-for c, (name, pts, eff_min) in classes.items():
-    best = (10.0, 0.9, 10.0, 1e6)
-    be = worst(best, pts)
+def search(start, pts, eff_min):
+    random.seed(1)
+    best, be = start, worst(start, pts)
     for it in range(40000):
         scale = 0.5 if it < 20000 else 0.1
         cand = (max(1.0, best[0] * (1 + random.gauss(0, scale))),
@@ -94,5 +93,15 @@ for c, (name, pts, eff_min) in classes.items():
         e = worst(cand, pts)
         if e < be:
             best, be = cand, e
+    return best, be
+
+
+for c, (name, pts, eff_min) in classes.items():
+    # two starts: a slow large-message curve, and a latency-bound one with a
+    # short fill (the resident kernel's flat run then its rise got stuck
+    # in the first's local minimum)
+    fits = [search(s0, pts, eff_min) for s0 in ((10.0, 0.9, 10.0, 1e6),
+                                                (min(t for _, t in pts), 0.5, 2.0, 1e4))]
+    best, be = min(fits, key=lambda f: f[1])
     print("class %-5s %-20s lat %.2f us  eff %.4f  fill %.2f us  fill_bytes %.0f  worst error %.1f%% over %d sizes"
           % (c, name, best[0], best[1], best[2], best[3], 100 * be, len(pts)))

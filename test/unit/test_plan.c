@@ -634,6 +634,33 @@ static unsigned long long slot_call(gpu_ll_slots_t *s, gpu_xchg_plan_t *p, unsig
     return waits[1];
 }
 
+/* the resident kernel's sender/receiver split: even while small, the
+ * waiting side's share when big, whole warps, someone always reports */
+static void test_ll_split(void)
+{
+    CHECK(256 == gpu_ll_split(512, 1, 1, 0, 0) && 256 == gpu_ll_split(512, 1, 1, 1, 0),
+          "two-sided block, small receive side: even split");
+    CHECK(128 == gpu_ll_split(512, 1, 1, 0, 1) && 128 == gpu_ll_split(512, 1, 1, 1, 1),
+          "two-sided block, big receive side: a quarter sends");
+    CHECK(0 == gpu_ll_split(512, 0, 1, 0, 1) && 256 == gpu_ll_split(512, 0, 1, 0, 0),
+          "receiving-only block: every thread receives once big");
+    CHECK(480 == gpu_ll_split(512, 1, 0, 1, 0) && 256 == gpu_ll_split(512, 1, 0, 0, 0),
+          "sending-only block: all but the last warp send once big");
+    /* the smallest block the launcher allows (64 threads): a quarter would
+     * be no warp at all, so it stays even */
+    CHECK(32 == gpu_ll_split(64, 1, 1, 1, 1) && 32 == gpu_ll_split(64, 1, 0, 1, 0) &&
+          0 == gpu_ll_split(64, 0, 1, 0, 1), "64-thread blocks");
+    for (unsigned nt = 64; nt <= 512; nt += 32) {
+        for (int k = 0; k < 16; ++k) {
+            const int s = k & 1, r = (k >> 1) & 1;
+            const unsigned sp = gpu_ll_split(nt, s, r, (k >> 2) & 1, (k >> 3) & 1);
+            CHECK(0 == sp % 32 && sp < nt && (!s || sp > 0) && (!r || sp <= nt - 32 || 0 == sp),
+                  "nt %u case %d: split %u is whole warps, leaves a reporter, gives senders a warp",
+                  nt, k, sp);
+        }
+    }
+}
+
 static void test_ll_slots(void)
 {
     gpu_ll_slots_t s;
@@ -721,6 +748,7 @@ int main(void)
     test_chunking();
     test_twoshot_cut();
     test_ll();
+    test_ll_split();
     test_ll_slots();
     printf("test_plan: %d passed, %d failed\n", npass, nfail);
     return nfail ? 1 : 0;
