@@ -364,7 +364,8 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
      * 1 us here): the one fence that orders the results before the done
      * word is taken by a receiver, which has local stores only.  The
      * senders need none: their lines carry their own flags, and the loads
-     * of the user's data have returned before the stores leave.
+     * of the user's data have returned before the stores leave.  How many
+     * threads each side gets: gpu_ll_split (gpu_ll.h).
      */
     const unsigned half = c.split;
     const bool sender = threadIdx.x < half;
