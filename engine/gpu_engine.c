@@ -23,36 +23,29 @@ static size_t gpu_round_up(size_t x, size_t a)
     return (x + a - 1) / a * a;
 }
 
-/* The smallest of every rank's value, in *least (set only on success);
- * the allgather count is the same on every path so no rank is left
- * waiting in a bootstrap step. */
-static gpu_status_t gpu_engine_least(const gpu_boot_ops_t *ops, void *ctx, int nranks,
-                                     int32_t mine, int32_t *least)
+/* Every rank learns whether all succeeded; the allgather count is the
+ * same on every path so no rank is left waiting in a bootstrap step. */
+static gpu_status_t gpu_engine_agree(const gpu_boot_ops_t *ops, void *ctx, int nranks,
+                                     gpu_status_t mine)
 {
-    int32_t *all = malloc(sizeof(int32_t) * (size_t) nranks), m = mine;
+    int32_t s = (int32_t) mine, *all = malloc(sizeof(int32_t) * (size_t) nranks);
+    gpu_status_t st = GPU_OK;
+    int i;
 
     if (NULL == all) {
         return GPU_ERR_NO_MEMORY;
     }
-    if (GPU_OK != ops->allgather(ctx, &mine, all, sizeof(mine))) {
+    if (GPU_OK != ops->allgather(ctx, &s, all, sizeof(s))) {
         free(all);
         return GPU_ERR_BOOTSTRAP;
     }
-    for (int i = 0; i < nranks; ++i) {
-        m = all[i] < m ? all[i] : m;
+    for (i = 0; i < nranks; ++i) {
+        if (GPU_OK != all[i]) {
+            st = (gpu_status_t) all[i];
+        }
     }
     free(all);
-    *least = m;
-    return GPU_OK;
-}
-
-/* Every rank learns whether all succeeded (errors are negative). */
-static gpu_status_t gpu_engine_agree(const gpu_boot_ops_t *ops, void *ctx, int nranks,
-                                     gpu_status_t mine)
-{
-    int32_t least = GPU_OK;
-    const gpu_status_t st = gpu_engine_least(ops, ctx, nranks, (int32_t) mine, &least);
-    return GPU_OK != st ? st : (gpu_status_t) least;
+    return st;
 }
 
 static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
@@ -181,7 +174,6 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
     gpu_topo_rank_info_t mine, *infos = NULL;
     gpu_boot_handle_t hmine, *handles = NULL;
     gpu_status_t st, local;
-    int32_t sms;
 
     c = calloc(1, sizeof(*c));
     infos = calloc((size_t) nranks, sizeof(*infos));
@@ -263,12 +255,9 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
     }
     /* step 4: the persistent engine, where every rank could set it up; its
      * blocks are cut alike everywhere, so the smallest GPU bounds them */
-    if (cudaSuccess != cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c->device)) {
-        sms = 0;
-    }
-    if (GPU_OK != gpu_engine_least(ops, ctx, nranks, sms, &c->pk_sms)) {
-        st = GPU_ERR_BOOTSTRAP;
-        goto out_release;
+    c->pk_sms = infos[0].sms;
+    for (int i = 1; i < nranks; ++i) {
+        c->pk_sms = infos[i].sms < c->pk_sms ? infos[i].sms : c->pk_sms;
     }
     if (GPU_OK != gpu_engine_agree(ops, ctx, nranks, gpu_engine_pk_setup(c))) {
         GPU_LOG(1, "rank %d: persistent engine off (not every rank could set it up)", rank);

@@ -192,8 +192,7 @@ GPU_XCHG_HD int gpu_ll_blocks_for(size_t len, int nblocks, size_t min_piece)
  * 10.3 -> 8.7 us with 64 blocks).  Below that every thread has at most one
  * line either way and the split stays even.  A sending-only block keeps
  * its last warp out, so the reporting thread (the first one at or past the
- * split) has no
- * NVLink stores outstanding when it fences.
+ * split) has no NVLink stores outstanding when it fences.
  */
 GPU_XCHG_HD unsigned gpu_ll_split(unsigned nt, int sends, int recvs, int sbig, int rbig)
 {

@@ -47,6 +47,9 @@ gpu_status_t gpu_topo_local_info(int device, gpu_topo_rank_info_t *info)
     memset(&tmp, 0, sizeof(tmp));
     tmp.host_hash = gpu_topo_host_hash();
     tmp.device = device;
+    if (cudaSuccess != cudaDeviceGetAttribute(&tmp.sms, cudaDevAttrMultiProcessorCount, device)) {
+        tmp.sms = 0;
+    }
     err = cudaDeviceGetPCIBusId(tmp.busid, GPU_TOPO_BUSID_LEN, device);
     if (cudaSuccess != err) {
         GPU_ERROR("cudaDeviceGetPCIBusId(%d): %s", device, cudaGetErrorString(err));

@@ -22,7 +22,7 @@ extern "C" {
 typedef struct {
     uint64_t host_hash;  /* hostname + boot id */
     int32_t device;      /* ordinal in the contributing process */
-    int32_t pad;
+    int32_t sms;         /* its multiprocessors (0: unknown) */
     char busid[GPU_TOPO_BUSID_LEN];
 } gpu_topo_rank_info_t;
 
