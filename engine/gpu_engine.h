@@ -58,12 +58,27 @@ typedef struct gpu_engine_comm gpu_engine_comm_t;
  * Collective over the communicator.  GPU_ERR_UNSUPPORTED (same answer on
  * every rank) means this layout cannot use the engine: the caller stages.
  */
+/*
+ * The same, one step at a time: begin starts the first exchange; each call
+ * of step runs what the finished exchanges allow and returns GPU_INPROGRESS
+ * until the engine is ready (GPU_OK, *comm set) or setup failed (the setup
+ * is freed either way).  blocking 1 runs every exchange to its end.
+ */
+typedef struct gpu_engine_setup gpu_engine_setup_t;
+gpu_status_t gpu_engine_setup_begin(const gpu_boot_ops_t *ops, void *ctx, int rank, int nranks,
+                                    const gpu_engine_params_t *params, int blocking,
+                                    gpu_engine_setup_t **setup);
+gpu_status_t gpu_engine_setup_step(gpu_engine_setup_t *setup, gpu_engine_comm_t **comm);
 gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int nranks,
                                     const gpu_engine_params_t *params, gpu_engine_comm_t **comm);
 void gpu_engine_comm_destroy(gpu_engine_comm_t *comm);
 
 /* Device this communicator's state lives on. */
 int gpu_engine_device(const gpu_engine_comm_t *comm);
+/* Make it current for a call from progress (another device may be), and
+ * restore the caller's afterwards. */
+void gpu_engine_device_enter(gpu_engine_comm_t *comm);
+void gpu_engine_device_leave(gpu_engine_comm_t *comm);
 
 /* Blocking calls run as host-paced rounds, no device wait (ranks share a GPU). */
 int gpu_engine_paced(const gpu_engine_comm_t *comm);
@@ -86,8 +101,10 @@ int gpu_engine_persistent(const gpu_engine_comm_t *comm, const gpu_xchg_plan_t *
  * GPU_INPROGRESS until it is done.  Work completes in the order started.
  * With req NULL the call returns when the result is in place.
  */
+struct gpu_engine_hs_op;
 typedef struct {
     void *event;                 /* cudaEvent_t, owned by the engine */
+    struct gpu_engine_hs_op *async;   /* host-paced rounds still to run */
     char what[96];
 } gpu_engine_req_t;
 
@@ -105,7 +122,8 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *comm, const char *what,
                              gpu_engine_req_t *req);
 
 /* GPU_OK when done (the request is then released), GPU_INPROGRESS, or an
- * error (released too). */
+ * error (released too).  Nonblocking calls run as host-paced rounds (no
+ * kernel of theirs waits for a peer); this runs their next phases. */
 gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *comm, gpu_engine_req_t *req);
 
 /* Cut lengths for the exchange kernel: both are functions of the
@@ -118,6 +136,8 @@ const char *gpu_engine_rank_busid(const gpu_engine_comm_t *comm, int rank);
  * and when the launch had returned (for the timing file) */
 void gpu_engine_times(const gpu_engine_comm_t *comm, double *launch, double *submit);
 int gpu_engine_size(const gpu_engine_comm_t *comm);
+/* The rank a failed call waited for, -1 if none is known. */
+int gpu_engine_failed_peer(const gpu_engine_comm_t *comm);
 
 #ifdef __cplusplus
 }

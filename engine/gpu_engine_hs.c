@@ -20,6 +20,8 @@
  * still pulling from.  Blocking calls only: the allgather blocks, which a
  * nonblocking start must not do.
  */
+#include <stdlib.h>
+
 #include "engine/gpu_engine_internal.h"
 #include "util/gpu_clock.h"
 
@@ -131,5 +133,218 @@ gpu_status_t gpu_engine_hs_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     if (GPU_OK != st) {
         c->broken = 1;
     }
+    return st;
+}
+
+/* ---- the same rounds without waiting: nonblocking calls -------------------
+ *
+ * A nonblocking call must not block its start, and its device work must
+ * never wait for a peer: a kernel that waits holds SMs that another
+ * communicator's kernel may need before that peer can come (ranks may start
+ * nonblocking collectives on different communicators in different orders,
+ * and run blocking ones on other communicators before they wait).  So a
+ * nonblocking call runs the host-paced rounds above, one phase per progress
+ * pass: stage, exchange (nonblocking), pull.  The device only copies and
+ * folds, and every host wait is a test.
+ */
+enum { GPU_HS_STAGED, GPU_HS_MET, GPU_HS_PULLED };
+
+struct gpu_engine_hs_op {
+    gpu_hs_ctx_t x;
+    gpu_xchg_plan_t plan;
+    size_t chunk;
+    int round, phase, mine, any, failed;
+    int *more;
+    void *handle;
+    cudaEvent_t ev;
+    double t0;
+    gpu_status_t st;            /* this rank's own failure, told to the others */
+};
+
+static gpu_status_t gpu_hs_record(struct gpu_engine_hs_op *o)
+{
+    gpu_engine_comm_t *c = o->x.c;
+    const cudaError_t e = cudaEventRecord(o->ev, c->stream);
+    o->t0 = gpu_clock_now();
+    if (cudaSuccess != e) {
+        GPU_ERROR("rank %d: host-paced round %d: cudaEventRecord: %s", c->rank, o->round,
+                  cudaGetErrorString(e));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}
+
+static char *gpu_hs_half(gpu_engine_comm_t *c, int s)
+{
+    return (s == c->rank ? c->scratch : c->peer_base[s]) + c->hs_off +
+           (size_t) c->hs_parity * (c->hs_bytes / 2);
+}
+
+static void gpu_hs_stage_async(struct gpu_engine_hs_op *o)
+{
+    gpu_engine_comm_t *c = o->x.c;
+    o->mine = 0;
+    if (GPU_OK == o->st) {
+        o->st = gpu_paced_stage(&o->plan, c->rank, c->nranks, o->round, o->chunk,
+                                gpu_hs_half(c, c->rank), &gpu_hs_ops, &o->x, &o->mine);
+    }
+    if (GPU_OK == o->st) {
+        o->st = gpu_hs_record(o);
+    }
+    o->phase = GPU_HS_STAGED;
+}
+
+/* GPU_INPROGRESS while the event is ahead, bounded like gpu_engine_wait */
+static gpu_status_t gpu_hs_event(struct gpu_engine_hs_op *o)
+{
+    gpu_engine_comm_t *c = o->x.c;
+    const cudaError_t e = cudaEventQuery(o->ev);
+    if (cudaSuccess == e) {
+        return GPU_OK;
+    }
+    if (cudaErrorNotReady != e) {
+        GPU_ERROR("rank %d: host-paced round %d: %s", c->rank, o->round, cudaGetErrorString(e));
+        return GPU_ERR_CUDA;
+    }
+    if (gpu_clock_now() - o->t0 > 2.0 * c->p.timeout_s + 5.0) {
+        GPU_ERROR("rank %d: host-paced round %d: copies still running after %.0f s", c->rank,
+                  o->round, 2.0 * c->p.timeout_s + 5.0);
+        return GPU_ERR_TIMEOUT;
+    }
+    return GPU_INPROGRESS;
+}
+
+int gpu_engine_hs_async_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan)
+{
+    return c->hs_bytes > 0 && (NULL == plan || !plan->relay);
+}
+
+gpu_status_t gpu_engine_hs_start(gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, gpu_op_t op,
+                                 gpu_dtype_t dt, gpu_engine_req_t *req)
+{
+    const size_t esize = GPU_XCHG_REDUCE == plan->mode ? gpu_dtype_size(dt) : 1;
+    struct gpu_engine_hs_op *o = calloc(1, sizeof(*o));
+    gpu_status_t st;
+
+    if (NULL == o || NULL == (o->more = calloc((size_t) c->nranks, sizeof(int)))) {
+        free(o);
+        return GPU_ERR_NO_MEMORY;
+    }
+    o->x = (gpu_hs_ctx_t) { .c = c, .op = op, .dt = dt };
+    o->plan = *plan;
+    o->chunk = gpu_paced_chunk(c->hs_bytes / 2 / (size_t) c->nranks, esize);
+    st = gpu_engine_event(c, &o->ev);
+    if (GPU_OK == st) {
+        st = gpu_engine_order(c);
+    }
+    if (GPU_OK != st) {
+        if (NULL != o->ev) {
+            gpu_engine_event_put(c, o->ev);
+        }
+        free(o->more);
+        free(o);
+        return st;
+    }
+    c->t_launch = gpu_clock_now();
+    gpu_hs_stage_async(o);
+    c->t_submit = gpu_clock_now();
+    req->async = o;
+    return GPU_OK;
+}
+
+static gpu_status_t gpu_hs_advance(struct gpu_engine_hs_op *o)
+{
+    gpu_engine_comm_t *c = o->x.c;
+    gpu_status_t st;
+
+    for (;;) {
+        switch (o->phase) {
+        case GPU_HS_STAGED:
+            st = GPU_OK == o->st ? gpu_hs_event(o) : GPU_OK;
+            if (GPU_INPROGRESS == st) {
+                return st;
+            }
+            o->st = GPU_OK == o->st ? st : o->st;
+            o->mine = GPU_OK != o->st ? -1 : o->mine;
+            st = c->boot->iallgather(c->boot_ctx, &o->mine, o->more, sizeof(int), &o->handle);
+            if (GPU_OK != st) {
+                return st;
+            }
+            o->phase = GPU_HS_MET;
+            break;
+        case GPU_HS_MET:
+            st = c->boot->test(c->boot_ctx, o->handle);
+            if (GPU_INPROGRESS == st) {
+                return st;
+            }
+            o->handle = NULL;
+            if (GPU_OK != st) {
+                return st;          /* names the peer in the component */
+            }
+            o->any = 0;
+            for (int s = 0; s < c->nranks; ++s) {
+                o->failed |= o->more[s] < 0;
+                o->any |= o->more[s] > 0;
+            }
+            if (o->failed) {
+                return GPU_OK != o->st ? o->st : GPU_ERR_CUDA;
+            }
+            {
+                char *half[GPU_MAX_PEERS];
+                for (int s = 0; s < c->nranks; ++s) {
+                    half[s] = gpu_hs_half(c, s);
+                }
+                o->st = gpu_paced_pull(&o->plan, c->rank, c->nranks, o->round, o->chunk, half,
+                                       &gpu_hs_ops, &o->x);
+            }
+            if (GPU_OK == o->st) {
+                o->st = gpu_hs_record(o);
+            }
+            if (GPU_OK != o->st) {
+                return o->st;
+            }
+            o->phase = GPU_HS_PULLED;
+            break;
+        default:
+            st = gpu_hs_event(o);
+            if (GPU_OK != st) {
+                return st;
+            }
+            c->hs_parity ^= 1;
+            if (!o->any) {
+                return GPU_OK;
+            }
+            ++o->round;
+            gpu_hs_stage_async(o);
+            break;
+        }
+    }
+}
+
+gpu_status_t gpu_engine_hs_step(gpu_engine_comm_t *c, gpu_engine_req_t *req)
+{
+    struct gpu_engine_hs_op *o = req->async;
+    int prev = c->device;
+    gpu_status_t st;
+
+    if (cudaSuccess == cudaGetDevice(&prev) && prev != c->device) {
+        (void) cudaSetDevice(c->device);
+    }
+    st = gpu_hs_advance(o);
+    if (prev != c->device) {
+        (void) cudaSetDevice(prev);
+    }
+    if (GPU_INPROGRESS == st) {
+        return st;
+    }
+    if (GPU_OK != st) {
+        c->broken = 1;
+    }
+    if (GPU_ERR_TIMEOUT != st || NULL == o->handle) {
+        gpu_engine_event_put(c, o->ev);
+    }
+    free(o->more);
+    free(o);
+    req->async = NULL;
     return st;
 }

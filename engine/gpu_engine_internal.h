@@ -20,6 +20,7 @@ struct gpu_engine_comm {
     int rank;
     int nranks;
     int device;
+    int prev_device;            /* the caller's, around calls from progress */
     int broken;
     gpu_engine_params_t p;
     gpu_topo_comm_t topo;
@@ -107,8 +108,25 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
 /* Before other work goes on the stream: tell a running kernel to exit. */
 void gpu_engine_pk_park(gpu_engine_comm_t *c);
 
+/* Setup helpers (gpu_engine_setup.c): everything the setup acquired. */
+void gpu_engine_release(gpu_engine_comm_t *c);
+/* An event from the engine's pool, and back. */
+gpu_status_t gpu_engine_event(gpu_engine_comm_t *c, cudaEvent_t *ev);
+void gpu_engine_event_put(gpu_engine_comm_t *c, cudaEvent_t ev);
+/* While a host wait of the engine lasts: let the MPI library progress
+ * (other communicators' requests need this rank).  Called every 1024th
+ * spin, from the second on, so calls that end quickly never pay it. */
+void gpu_engine_wait_progress(gpu_engine_comm_t *c, unsigned spins);
+
 /* Host-paced rounds (gpu_engine_hs.c): wanted here (busids known), and a
- * blocking plan run that way. */
+ * blocking plan run that way.  Nonblocking calls: hs_async_takes says
+ * whether a plan (NULL: an allreduce) can run as rounds from progress,
+ * hs_start queues the first and hangs the rest on req, hs_step runs what
+ * is ready (GPU_INPROGRESS until done; then req->async is NULL). */
+int gpu_engine_hs_async_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan);
+gpu_status_t gpu_engine_hs_start(gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, gpu_op_t op,
+                                 gpu_dtype_t dt, gpu_engine_req_t *req);
+gpu_status_t gpu_engine_hs_step(gpu_engine_comm_t *c, gpu_engine_req_t *req);
 int gpu_engine_hs_wanted(const gpu_engine_comm_t *c);
 gpu_status_t gpu_engine_hs_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
                                const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt);

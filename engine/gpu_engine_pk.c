@@ -211,6 +211,7 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what, u
         if (0 != (spins & 1023)) {
             continue;
         }
+        gpu_engine_wait_progress(c, spins);
         if (c->err_host->raised || gpu_clock_now() > deadline) {
             /* blocks still polling must leave too; the kernel's own report
              * names the peer and gpu_engine_wait logs it */

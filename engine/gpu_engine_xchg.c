@@ -49,6 +49,11 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     if (gpu_engine_paced_takes(c, plan, NULL == req)) {
         return gpu_engine_hs_run(c, &desc, plan, op, dt);
     }
+    if (NULL != req && c->nranks > 1 && gpu_engine_hs_async_takes(c, plan)) {
+        st = gpu_engine_hs_start(c, plan, op, dt, req);
+        snprintf(req->what, sizeof(req->what), "%s", gpu_engine_what(&desc));
+        return st;
+    }
     nwork = gpu_plan_work(plan, c->rank, c->nranks, lens);
     if (0 == nwork) {
         return gpu_engine_finish(c, &desc, req);
@@ -98,6 +103,9 @@ gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *c, gpu_engine_req_t *req)
     cudaError_t e;
     gpu_status_t st = GPU_OK;
 
+    if (NULL != req->async) {
+        return gpu_engine_hs_step(c, req);
+    }
     if (NULL == ev) {
         return GPU_OK;
     }
@@ -115,11 +123,7 @@ gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *c, gpu_engine_req_t *req)
         snprintf(w.text, sizeof(w.text), "%s", req->what);
         st = gpu_engine_wait(c, &w);
     }
-    if (c->nevents < GPU_ENGINE_EVENTS) {
-        c->events[c->nevents++] = ev;
-    } else {
-        (void) cudaEventDestroy(ev);
-    }
+    gpu_engine_event_put(c, ev);
     req->event = NULL;
     return st;
 }

@@ -98,7 +98,8 @@ typedef enum {
     MCA_COLL_GPU_BOOT_NONE = 0,
     MCA_COLL_GPU_BOOT_READY = 1,
     MCA_COLL_GPU_BOOT_STAGED = 2,  /* layout the engine cannot serve */
-    MCA_COLL_GPU_BOOT_HIER = 3     /* several nodes: hierarchical collectives */
+    MCA_COLL_GPU_BOOT_HIER = 3,    /* several nodes: hierarchical collectives */
+    MCA_COLL_GPU_BOOT_SETUP = 4    /* one node: setup running from progress */
 } mca_coll_gpu_boot_t;
 
 struct gpu_hier;
@@ -117,6 +118,13 @@ typedef struct mca_coll_gpu_module_t {
     gpu_engine_comm_t *node_engine;
     struct gpu_net *net;
     struct gpu_hier *hier;
+    /* nonblocking device calls, run one at a time in start order (their
+     * host exchanges match in order); a blocking device call waits for
+     * them first (coll_gpu_request.c) */
+    struct mca_coll_gpu_request_t *q_head, *q_tail;
+    gpu_engine_setup_t *setup;        /* while boot is SETUP */
+    int fail_peer;                    /* the rank a failed host exchange waited for */
+    int fail_timeout;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -134,8 +142,24 @@ int mca_coll_gpu_adopt_fallbacks(const char *names);
 int mca_coll_gpu_is_device(const void *buf);
 int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dtype_t *dt,
                      gpu_op_t *gop);
-int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m);
+/* blocking 0 (a nonblocking call): never waits for the peers; on one node
+ * the setup then runs from progress (boot SETUP).  Blocking: first waits
+ * for the communicator's nonblocking device calls. */
+int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, int blocking);
 int mca_coll_gpu_status_to_mpi(gpu_status_t st);
+
+/* host exchanges over the communicator's own messages (coll_gpu_xg.c) */
+typedef struct mca_coll_gpu_xg_t mca_coll_gpu_xg_t;
+extern const gpu_boot_ops_t mca_coll_gpu_boot_ops;
+int mca_coll_gpu_xg_start(mca_coll_gpu_module_t *m, const void *sbuf, void *rbuf, size_t bytes,
+                          mca_coll_gpu_xg_t **out);
+gpu_status_t mca_coll_gpu_xg_test(mca_coll_gpu_xg_t *x);
+/* The MPI error code a failed device collective returns: its own code of
+ * the class coll/gpu, whose MPI_Error_string names the collective, the
+ * communicator, the rank waited for (peer >= 0) and what to change. */
+int mca_coll_gpu_error(mca_coll_gpu_module_t *m, const char *what, gpu_status_t st, int peer);
+/* the peer to name for st on m: a host exchange's, else the kernel's */
+int mca_coll_gpu_failed_peer(mca_coll_gpu_module_t *m, gpu_status_t st);
 
 /* Several nodes (coll_gpu_hier.c).  setup: collective; 1 when the
  * communicator spans nodes (m->boot then says HIER or STAGED), 0 when it is
@@ -192,7 +216,9 @@ typedef struct {
 } mca_coll_gpu_call_t;
 
 int mca_coll_gpu_geom(struct ompi_datatype_t *dt, mca_coll_gpu_geom_t *g);
-int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, int *ret);
+/* req NULL: blocking.  True when the engine takes the call (for a
+ * nonblocking call: or will, once the setup running from progress ends). */
+int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, ompi_request_t **req, int *ret);
 /* req NULL: blocking.  *ran 0: the engine declined, the caller stages. */
 int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call,
                             ompi_request_t **req, int *ran);
@@ -229,12 +255,19 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
 void mca_coll_gpu_request_prepare(ompi_request_t *r, struct ompi_communicator_t *comm,
                                   bool persistent);
 gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r);
+/* Keep the call in the request.  1: it waits for its turn (the setup, or
+ * earlier calls of the communicator) and progress hands it to the engine;
+ * 0: the caller runs it now. */
+int mca_coll_gpu_request_defer(mca_coll_gpu_request_t *r, const mca_coll_gpu_call_t *call);
 void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
                                  const mca_coll_gpu_trace_t *trace);
 void mca_coll_gpu_request_fini(void);
 /* One opal_progress callback serves every request of this component (it
  * is unregistered at component close): registered at the first start. */
 void mca_coll_gpu_progress_needed(void);
+/* A blocking device call on m first lets m's nonblocking ones finish (they
+ * use the same staging and host exchanges); bounded by their own waits. */
+void mca_coll_gpu_drain(mca_coll_gpu_module_t *m);
 /* completes persistent requests whose round is done; called from it */
 int mca_coll_gpu_persistent_progress(void);
 

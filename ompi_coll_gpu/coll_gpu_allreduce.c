@@ -126,7 +126,7 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
     }
     if (MPI_SUCCESS == ret && rdev && sdev &&
         MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm &&
-        mca_coll_gpu_map(dtype, op, &call.dt, &call.op) && mca_coll_gpu_native_ready(m, &ret)) {
+        mca_coll_gpu_map(dtype, op, &call.dt, &call.op) && mca_coll_gpu_native_ready(m, req, &ret)) {
         call.in = in_place ? rbuf : sbuf;
         call.out = rbuf;
         call.count = (size_t) count;

@@ -88,6 +88,10 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->node_engine = NULL;
     m->net = NULL;
     m->hier = NULL;
+    m->q_head = m->q_tail = NULL;
+    m->setup = NULL;
+    m->fail_peer = -1;
+    m->fail_timeout = 0;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
@@ -196,19 +200,6 @@ int mca_coll_gpu_status_to_mpi(gpu_status_t st)
     }
 }
 
-static gpu_status_t mca_coll_gpu_boot_allgather(void *ctx, const void *sbuf, void *rbuf,
-                                                size_t bytes)
-{
-    mca_coll_gpu_module_t *m = ctx;
-    int ret = m->prev.coll_allgather(sbuf, (int) bytes, MPI_BYTE, rbuf, (int) bytes, MPI_BYTE,
-                                     m->comm, m->prev.coll_allgather_module);
-    return MPI_SUCCESS == ret ? GPU_OK : GPU_ERR_BOOTSTRAP;
-}
-
-static const gpu_boot_ops_t mca_coll_gpu_boot_ops = {
-    .allgather = mca_coll_gpu_boot_allgather,
-};
-
 /* Open MPI's own notion of "same node" (what MPI_COMM_TYPE_SHARED splits
  * by): the lowest communicator rank that is node-local to me */
 unsigned long long mca_coll_gpu_node_key(ompi_communicator_t *comm)
@@ -255,13 +246,60 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
                                                                     : GPU_ALGO_AUTO;
 }
 
-int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
+int mca_coll_gpu_failed_peer(mca_coll_gpu_module_t *m, gpu_status_t st)
 {
-    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    if (GPU_ERR_TIMEOUT != st) {
+        return -1;
+    }
+    return m->fail_timeout ? m->fail_peer : gpu_engine_failed_peer(m->engine);
+}
+
+/* Open MPI's view: are all ranks on this node (and not split into virtual
+ * nodes)?  Decided without a message, so a nonblocking call can. */
+static int mca_coll_gpu_one_node(ompi_communicator_t *comm)
+{
+    if (mca_coll_gpu_component.virtual_nodes > 1) {
+        return 0;
+    }
+    for (int i = 0; i < ompi_comm_size(comm); ++i) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
+        if (i != ompi_comm_rank(comm) &&
+            (NULL == proc || !OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, gpu_status_t st)
+{
+    m->boot = MCA_COLL_GPU_BOOT_STAGED;
+    m->engine = NULL;
+    opal_output_verbose(1, mca_coll_gpu_component.output,
+                        "coll/gpu: %s: device collectives staged through host (%s)",
+                        m->comm->c_name, gpu_status_string(st));
+    if (GPU_ERR_TIMEOUT == st) {
+        return mca_coll_gpu_error(m, "setup", st, m->fail_timeout ? m->fail_peer : -1);
+    }
+    return (GPU_ERR_BOOTSTRAP == st) ? MPI_ERR_INTERN : MPI_SUCCESS;
+}
+
+int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, int blocking)
+{
     gpu_engine_params_t p;
     gpu_status_t st;
     int ret = MPI_SUCCESS;
 
+    if (!blocking && (MCA_COLL_GPU_BOOT_NONE != m->boot || !mca_coll_gpu_one_node(m->comm))) {
+        if (MCA_COLL_GPU_BOOT_NONE != m->boot) {
+            return MPI_SUCCESS;
+        }
+        blocking = 1;   /* several nodes: the hierarchy's setup is blocking */
+    }
+    if (blocking) {
+        /* the setup (or anything else) a nonblocking call left running */
+        mca_coll_gpu_drain(m);
+    }
     if (MCA_COLL_GPU_BOOT_NONE != m->boot) {
         return MPI_SUCCESS;
     }
@@ -270,6 +308,16 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
         return ret;
     }
     mca_coll_gpu_engine_params(&p, m->comm);
+    if (!blocking) {
+        st = gpu_engine_setup_begin(&mca_coll_gpu_boot_ops, m, ompi_comm_rank(m->comm),
+                                    ompi_comm_size(m->comm), &p, 0, &m->setup);
+        if (GPU_OK != st) {
+            return mca_coll_gpu_boot_failed(m, st);
+        }
+        m->boot = MCA_COLL_GPU_BOOT_SETUP;
+        mca_coll_gpu_progress_needed();
+        return MPI_SUCCESS;
+    }
     st = gpu_engine_comm_create(&mca_coll_gpu_boot_ops, m, ompi_comm_rank(m->comm),
                                 ompi_comm_size(m->comm), &p, &m->engine);
     if (GPU_OK == st) {
@@ -277,9 +325,5 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m)
         mca_coll_gpu_topo_setup(m);
         return MPI_SUCCESS;
     }
-    m->boot = MCA_COLL_GPU_BOOT_STAGED;
-    m->engine = NULL;
-    opal_output_verbose(1, c->output, "coll/gpu: %s: device collectives staged through host (%s)",
-                        m->comm->c_name, gpu_status_string(st));
-    return (GPU_ERR_BOOTSTRAP == st) ? MPI_ERR_INTERN : MPI_SUCCESS;
+    return mca_coll_gpu_boot_failed(m, st);
 }

@@ -41,10 +41,11 @@ int mca_coll_gpu_geom(struct ompi_datatype_t *dt, mca_coll_gpu_geom_t *g)
     return 1;
 }
 
-int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, int *ret)
+int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, ompi_request_t **req, int *ret)
 {
-    *ret = mca_coll_gpu_bootstrap(m);
-    return MPI_SUCCESS == *ret && MCA_COLL_GPU_BOOT_READY == m->boot;
+    *ret = mca_coll_gpu_bootstrap(m, NULL == req);
+    return MPI_SUCCESS == *ret && (MCA_COLL_GPU_BOOT_READY == m->boot ||
+                                   (NULL != req && MCA_COLL_GPU_BOOT_SETUP == m->boot));
 }
 
 /* the size a user would name: the largest piece this rank moves */
@@ -59,6 +60,9 @@ static size_t gpu_call_bytes(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t
 static const char *gpu_call_algo(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call,
                                  size_t bytes, int blocking)
 {
+    if (!blocking) {
+        return "host-paced, from progress";
+    }
     if (gpu_engine_persistent(m->engine, call->plan, bytes, call->dt, blocking)) {
         return "persistent";
     }
@@ -90,6 +94,12 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
             return ret;
         }
         er = mca_coll_gpu_request_engine(r);
+        if (mca_coll_gpu_request_defer(r, call)) {
+            mca_coll_gpu_trace_begin(&trace, call->what, mca_coll_gpu_trace_on() ?
+                                     gpu_call_bytes(m, call) : 0, "host-paced, from progress");
+            mca_coll_gpu_request_commit(r, 1, &trace);
+            return MPI_SUCCESS;
+        }
     }
     if (mca_coll_gpu_trace_on()) {
         const size_t bytes = gpu_call_bytes(m, call);
@@ -123,7 +133,7 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         mca_coll_gpu_show_help("collective-failed", call->what,
                        m->comm->c_name, ompi_comm_rank(m->comm), gpu_status_string(st));
     }
-    return mca_coll_gpu_status_to_mpi(st);
+    return mca_coll_gpu_error(m, call->what, st, mca_coll_gpu_failed_peer(m, st));
 }
 
 int mca_coll_gpu_fallback_done(int ret, ompi_request_t **req)
@@ -175,12 +185,12 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
     if (ran) {
         return ret;
     }
-    if (mca_coll_gpu_geom(dt, &g) && mca_coll_gpu_native_ready(m, &ret)) {
+    if (mca_coll_gpu_geom(dt, &g) && mca_coll_gpu_native_ready(m, req, &ret)) {
         const size_t bytes = (size_t) count * g.size;
         const int n = ompi_comm_size(comm);
         /* host-paced rounds move a relay one hop per round: direct from the root */
         const int chain = n > 2 && bytes >= mca_coll_gpu_component.bcast_chain_min &&
-                          !gpu_engine_paced(m->engine);
+                          NULL == req && !gpu_engine_paced(m->engine);
         if (GPU_OK == gpu_plan_bcast(&plan, ompi_comm_rank(comm), n, root, (char *) buf + g.lb,
                                      bytes, chain, m->has_order ? m->chain_order : NULL)) {
             ret = gpu_run_plan(m, "bcast", &plan, req, &ran);
@@ -234,7 +244,7 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
         }
     }
     if (MPI_SUCCESS == ret && rdev && sdev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
-        (in_place || mca_coll_gpu_geom(sdt, &sg)) && mca_coll_gpu_native_ready(m, &ret)) {
+        (in_place || mca_coll_gpu_geom(sdt, &sg)) && mca_coll_gpu_native_ready(m, req, &ret)) {
         gpu_bytes(&rg, n, rcounts, rcount, displs, len, displ);
         if ((in_place || (size_t) scount * sg.size == len[rank]) &&
             GPU_OK == gpu_plan_allgatherv(&plan, rank, n,
@@ -287,7 +297,7 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
                                             rdt, comm, m->prev.coll_alltoallv_module);
     }
     if (rdev && sdev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
-        (in_place || mca_coll_gpu_geom(sdt, &sg)) && mca_coll_gpu_native_ready(m, &ret)) {
+        (in_place || mca_coll_gpu_geom(sdt, &sg)) && mca_coll_gpu_native_ready(m, req, &ret)) {
         gpu_bytes(&rg, n, rcounts, rcount, rdispls, rl, rd);
         if (!in_place) {
             gpu_bytes(&sg, n, scounts, scount, sdispls, sl, sd);
@@ -344,7 +354,7 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
     }
     if (sdev && (rdev || !is_root) && n <= GPU_MAX_PEERS &&
         (!is_root || mca_coll_gpu_geom(rdt, &rg)) && (in_place || mca_coll_gpu_geom(sdt, &sg)) &&
-        mca_coll_gpu_native_ready(m, &ret)) {
+        mca_coll_gpu_native_ready(m, req, &ret)) {
         if (is_root) {
             gpu_bytes(&rg, n, rcounts, rcount, displs, len, displ);
         }
@@ -400,7 +410,7 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
     }
     if (rdev && (sdev || !is_root) && n <= GPU_MAX_PEERS &&
         (!is_root || mca_coll_gpu_geom(sdt, &sg)) && (in_place || mca_coll_gpu_geom(rdt, &rg)) &&
-        mca_coll_gpu_native_ready(m, &ret)) {
+        mca_coll_gpu_native_ready(m, req, &ret)) {
         if (is_root) {
             gpu_bytes(&sg, n, scounts, scount, displs, len, displ);
         }

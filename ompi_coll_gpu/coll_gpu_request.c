@@ -1,12 +1,20 @@
 /*
- * Requests of nonblocking device-buffer collectives.  The work is queued
- * on the communicator's engine stream when the call starts; a progress
- * callback registered with opal_progress (so MPI_Wait, MPI_Test and any
- * other MPI call drive it) asks the engine whether each pending request's
- * event has passed and completes it.  One stream per communicator makes
- * operations on a communicator complete in the order they were started;
- * the device side never waits on the host, so pt2pt traffic between start
- * and wait cannot deadlock with it.
+ * Requests of nonblocking device-buffer collectives.
+ *
+ * A communicator's requests run one at a time, in the order they were
+ * started (module queue): their host exchanges match in order and they
+ * share one staging area.  Each runs as host-paced rounds (engine), whose
+ * device work only copies and folds, so no kernel of a nonblocking call
+ * ever waits for a peer: a rank may start nonblocking collectives on
+ * different communicators in any order, or run blocking ones on other
+ * communicators before it waits, and every one of them still completes.
+ * The first call on a communicator also runs the engine's setup from here,
+ * step by step, so that starting it never waits for the peers.
+ *
+ * One opal_progress callback drives them all (MPI_Wait, MPI_Test, any MPI
+ * call, and the engine's own device waits of blocking calls).  It does
+ * not run inside itself: a pass that reaches a wait which progresses
+ * returns at once from the inner call.
  */
 #include "ompi_config.h"
 
@@ -24,9 +32,13 @@ typedef struct mca_coll_gpu_request_t {
     mca_coll_gpu_module_t *module;
     gpu_engine_req_t engine;
     int user_freed;                 /* MPI_Request_free before completion */
+    int deferred;                   /* call below not handed to the engine yet */
+    mca_coll_gpu_call_t call;
+    gpu_xchg_plan_t plan;           /* call.plan points here */
     mca_coll_gpu_trace_t trace;
     char comm_name[MPI_MAX_OBJECT_NAME];
-    struct mca_coll_gpu_request_t *next;
+    struct mca_coll_gpu_request_t *next;    /* every pending request */
+    struct mca_coll_gpu_request_t *q_next;  /* the module's queue */
 } mca_coll_gpu_request_t;
 
 OBJ_CLASS_INSTANCE(mca_coll_gpu_request_t, ompi_request_t, NULL, NULL);
@@ -60,17 +72,106 @@ static int mca_coll_gpu_request_cancel(ompi_request_t *request, int complete)
     return MPI_ERR_REQUEST;         /* collectives cannot be cancelled */
 }
 
+/* hand a deferred call to the engine on its own device */
+static gpu_status_t mca_coll_gpu_request_launch(mca_coll_gpu_request_t *r)
+{
+    gpu_engine_comm_t *e = r->module->engine;
+    const mca_coll_gpu_call_t *call = &r->call;
+    gpu_status_t st;
+
+    r->deferred = 0;
+    gpu_engine_device_enter(e);
+    if (NULL != call->plan) {
+        st = gpu_engine_xchg(e, call->what, call->plan, call->op, call->dt, &r->engine);
+    } else {
+        st = gpu_engine_allreduce(e, call->in, call->out, call->count, call->op, call->dt,
+                                  &r->engine);
+    }
+    gpu_engine_device_leave(e);
+    if (GPU_OK == st) {
+        mca_coll_gpu_trace_started(&r->trace);
+    }
+    return st;
+}
+
+/* What a pass can do for the head request of its communicator. */
+static gpu_status_t mca_coll_gpu_request_advance(mca_coll_gpu_request_t *r)
+{
+    mca_coll_gpu_module_t *m = r->module;
+    gpu_status_t st;
+
+    if (MCA_COLL_GPU_BOOT_SETUP == m->boot) {
+        st = gpu_engine_setup_step(m->setup, &m->engine);
+        if (GPU_INPROGRESS == st) {
+            return st;
+        }
+        m->setup = NULL;
+        if (GPU_OK != st) {
+            /* later calls stage; the ones already started cannot, the
+             * staged forms would block inside progress */
+            m->boot = MCA_COLL_GPU_BOOT_STAGED;
+            m->engine = NULL;
+            mca_coll_gpu_show_help("setup-failed-nonblocking", m->comm->c_name,
+                                   gpu_status_string(st));
+            return GPU_ERR_UNSUPPORTED == st ? GPU_ERR_INVALID : st;
+        }
+        m->boot = MCA_COLL_GPU_BOOT_READY;
+        mca_coll_gpu_topo_setup(m);
+    }
+    if (NULL == m->engine) {
+        return GPU_ERR_INVALID;
+    }
+    if (r->deferred) {
+        st = mca_coll_gpu_request_launch(r);
+        if (GPU_OK != st) {
+            return GPU_ERR_UNSUPPORTED == st ? GPU_ERR_INVALID : st;
+        }
+    }
+    return gpu_engine_req_test(m->engine, &r->engine);
+}
+
+static void mca_coll_gpu_request_done(mca_coll_gpu_request_t *r, gpu_status_t st)
+{
+    mca_coll_gpu_module_t *m = r->module;
+
+    m->q_head = r->q_next;
+    if (NULL == m->q_head) {
+        m->q_tail = NULL;
+    }
+    if (GPU_OK != st) {
+        const int peer = mca_coll_gpu_failed_peer(m, st);
+        /* the communicator may be freed already: name the call only */
+        mca_coll_gpu_show_help("nonblocking-failed", r->engine.what, gpu_status_string(st));
+        r->super.req_status.MPI_ERROR = mca_coll_gpu_error(m, r->engine.what, st, peer);
+    } else {
+        r->super.req_status.MPI_ERROR = MPI_SUCCESS;
+    }
+    mca_coll_gpu_trace_end(&r->trace, r->comm_name, 0, 0.0, 0.0, (int) st);
+    if (r->user_freed) {
+        mca_coll_gpu_request_release(r);
+    } else {
+        ompi_request_complete(&r->super, true);
+    }
+}
+
 static int mca_coll_gpu_progress(void)
 {
-    mca_coll_gpu_request_t *r = mca_coll_gpu_pending_head, *prev = NULL, *next;
+    static int busy;
+    mca_coll_gpu_request_t *r, *prev = NULL, *next;
     int done = 0;
 
-    while (NULL != r) {
-        gpu_status_t st = gpu_engine_req_test(r->module->engine, &r->engine);
+    if (busy) {
+        return 0;
+    }
+    busy = 1;
+    for (r = mca_coll_gpu_pending_head; NULL != r; r = next) {
+        gpu_status_t st = GPU_INPROGRESS;
         next = r->next;
+        if (r == r->module->q_head) {
+            st = mca_coll_gpu_request_advance(r);
+        }
         if (GPU_INPROGRESS == st) {
             prev = r;
-            r = next;
             continue;
         }
         if (NULL == prev) {
@@ -81,23 +182,22 @@ static int mca_coll_gpu_progress(void)
         if (mca_coll_gpu_pending_tail == r) {
             mca_coll_gpu_pending_tail = prev;
         }
-        if (GPU_OK != st) {
-            /* the communicator may be freed already: name the call only */
-            mca_coll_gpu_show_help("nonblocking-failed", r->engine.what,
-                           gpu_status_string(st));
-        }
-        r->super.req_status.MPI_ERROR = mca_coll_gpu_status_to_mpi(st);
-        mca_coll_gpu_trace_end(&r->trace, r->comm_name, 0, 0.0, 0.0, (int) st);
-        if (r->user_freed) {
-            mca_coll_gpu_request_release(r);
-        } else {
-            ompi_request_complete(&r->super, true);
-        }
+        /* the next request of this communicator may go in this same pass:
+         * it comes later in the list */
+        mca_coll_gpu_request_done(r, st);
         ++done;
-        r = next;
     }
     /* persistent requests whose round just completed complete in this pass */
-    return done + mca_coll_gpu_persistent_progress();
+    done += mca_coll_gpu_persistent_progress();
+    busy = 0;
+    return done;
+}
+
+void mca_coll_gpu_drain(mca_coll_gpu_module_t *m)
+{
+    while (NULL != m->q_head) {
+        opal_progress();
+    }
 }
 
 void mca_coll_gpu_progress_needed(void)
@@ -136,8 +236,12 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     OBJ_RETAIN(m);                  /* the engine must outlive the request */
     r->module = m;
     r->user_freed = 0;
+    r->deferred = 0;
     r->next = NULL;
+    r->q_next = NULL;
     r->engine.event = NULL;
+    r->engine.async = NULL;
+    r->engine.what[0] = '\0';
     snprintf(r->comm_name, sizeof(r->comm_name), "%s", m->comm->c_name);
     *request = &r->super;
     *out = r;
@@ -152,6 +256,8 @@ gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r)
 void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
                                  const mca_coll_gpu_trace_t *trace)
 {
+    mca_coll_gpu_module_t *m = r->module;
+
     r->trace = *trace;
     if (!started) {                 /* nothing was queued: never hand it out */
         mca_coll_gpu_request_release(r);
@@ -163,6 +269,31 @@ void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
         mca_coll_gpu_pending_tail->next = r;
     }
     mca_coll_gpu_pending_tail = r;
+    if (NULL == m->q_tail) {
+        m->q_head = r;
+    } else {
+        m->q_tail->q_next = r;
+    }
+    m->q_tail = r;
+}
+
+int mca_coll_gpu_request_defer(mca_coll_gpu_request_t *r, const mca_coll_gpu_call_t *call)
+{
+    mca_coll_gpu_module_t *m = r->module;
+
+    r->call = *call;
+    if (NULL != call->plan) {
+        r->plan = *call->plan;
+        r->call.plan = &r->plan;
+    }
+    snprintf(r->engine.what, sizeof(r->engine.what), "%s", call->what);
+    /* first in line on a ready engine: start now, and a call the engine
+     * turns down can still stage */
+    if (NULL == m->q_head && MCA_COLL_GPU_BOOT_READY == m->boot) {
+        return 0;
+    }
+    r->deferred = 1;
+    return 1;
 }
 
 void mca_coll_gpu_request_fini(void)

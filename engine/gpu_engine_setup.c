@@ -1,0 +1,417 @@
+/*
+ * Setup of a communicator's engine, as a sequence of steps with a host
+ * exchange between each two.  Run to the end at once (blocking: the first
+ * blocking device collective), or one step per progress pass from a
+ * nonblocking collective's request, so that starting a nonblocking call
+ * never waits for the peers (they may be blocked in another communicator's
+ * call that needs this rank's progress).
+ *
+ *   1  each rank's GPU and host, with its CUDA status
+ *   2  agreement on peer access between all GPUs
+ *   3  scratch allocated and exported: IPC handles
+ *   4  peers' scratch mapped: agreement
+ *   5  persistent engine set up: agreement (it is used only where all could)
+ *
+ * Every step ends in an exchange on every rank whatever happened locally, and
+ * each verdict is agreed, so all ranks leave at the same step.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "engine/gpu_engine_internal.h"
+
+typedef struct {
+    int32_t status;
+    int32_t pad;
+    gpu_ipc_handle_t handle;
+} gpu_boot_handle_t;
+
+typedef struct {
+    int32_t status;
+    int32_t pad;
+    gpu_topo_rank_info_t info;
+} gpu_boot_info_t;
+
+enum { GPU_SETUP_INFO, GPU_SETUP_P2P, GPU_SETUP_HANDLES, GPU_SETUP_MAPPED, GPU_SETUP_PK,
+       GPU_SETUP_DONE };
+
+struct gpu_engine_setup {
+    const gpu_boot_ops_t *ops;
+    void *ctx;
+    int blocking;
+    int step;                   /* the exchange in flight ends this step */
+    void *handle;               /* that exchange, when nonblocking */
+    gpu_engine_comm_t *c;
+    gpu_boot_info_t mine, *infos;
+    gpu_boot_handle_t hmine, *handles;
+    int32_t verdict, *verdicts;
+};
+
+static size_t gpu_round_up(size_t x, size_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
+{
+    size_t n = (size_t) c->nranks, cap;
+
+    c->ll_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
+    c->ll_slot = gpu_round_up(c->p.oneshot_max_bytes, 256);
+    c->ts_off = gpu_round_up(c->ll_off + 2 * n * c->ll_slot, 4096);
+    cap = c->p.twoshot_scratch / (size_t) c->p.nblocks / (2 * n);
+    cap = cap / 4096 * 4096;
+    if (cap < 4096) {
+        cap = 4096;
+    }
+    c->ts_block = cap * 2 * n;
+    /* exchange region: flags, then [source][block][parity] slots */
+    c->xg_flags_off = gpu_round_up(c->ts_off + c->ts_block * (size_t) c->p.nblocks, 4096);
+    c->xg_slots_off = c->xg_flags_off + gpu_round_up(GPU_XCHG_FLAGS_BYTES, 4096);
+    c->xg_slot = c->p.xchg_scratch / (n * (size_t) c->p.xchg_nblocks * 2) / 4096 * 4096;
+    if (c->xg_slot < GPU_XCHG_MIN_CHUNK) {
+        c->xg_slot = GPU_XCHG_MIN_CHUNK;
+    }
+    c->pk_off = gpu_round_up(c->xg_slots_off + c->xg_slot * n * (size_t) c->p.xchg_nblocks * 2,
+                             4096);
+    c->pk_bytes = gpu_engine_pk_region_bytes(&c->p, c->nranks);
+    c->hs_off = gpu_round_up(c->pk_off + c->pk_bytes, 4096);
+    /* the staging of host-paced rounds: blocking calls where ranks share a
+     * GPU, every nonblocking call (no kernel of theirs waits for a peer) */
+    c->hs_bytes = c->p.paced_scratch > 0 ? gpu_round_up(c->p.paced_scratch, 2 * n * 256) : 0;
+    *total = c->hs_off + c->hs_bytes;
+}
+
+static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
+{
+    gpu_status_t st = GPU_OK;
+    size_t total;
+
+    gpu_engine_layout(c, &total);
+    GPU_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), err_out);
+    GPU_CUDA_CHECK(cudaEventCreateWithFlags(&c->legacy_ev, cudaEventDisableTiming), err_stream);
+    GPU_CUDA_CHECK(cudaHostAlloc((void **) &c->err_host, sizeof(*c->err_host), cudaHostAllocMapped),
+                   err_stream);
+    memset(c->err_host, 0, sizeof(*c->err_host));
+    GPU_CUDA_CHECK(cudaHostGetDevicePointer((void **) &c->err_dev, c->err_host, 0), err_host);
+    GPU_CUDA_CHECK(cudaMalloc((void **) &c->scratch, total), err_host);
+    GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch, 0, c->ts_off, c->stream), err_scratch);
+    GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->xg_flags_off, 0,
+                                   c->xg_slots_off - c->xg_flags_off, c->stream), err_scratch);
+    if (c->pk_bytes > 0) {
+        GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->pk_off, 0, c->pk_bytes, c->stream),
+                       err_scratch);
+    }
+    GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), err_scratch);
+    st = c->tr->export_mem(c->scratch, handle);
+    if (GPU_OK != st) {
+        goto err_scratch;
+    }
+    GPU_LOG(10, "rank %d: scratch %zu bytes on device %d (one-shot slot %zu, two-shot block %zu)",
+            c->rank, total, c->device, c->ll_slot, c->ts_block);
+    return GPU_OK;
+
+err_scratch:
+    cudaFree(c->scratch);
+    c->scratch = NULL;
+err_host:
+    cudaFreeHost(c->err_host);
+    c->err_host = NULL;
+err_stream:
+    if (NULL != c->legacy_ev) {
+        cudaEventDestroy(c->legacy_ev);
+        c->legacy_ev = NULL;
+    }
+    cudaStreamDestroy(c->stream);
+    c->stream = NULL;
+err_out:
+    return st;
+}
+
+void gpu_engine_release(gpu_engine_comm_t *c)
+{
+    int i;
+    gpu_engine_pk_release(c);
+    for (i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
+        if (i != c->rank && NULL != c->peer_base[i]) {
+            c->tr->release_mem(c->peer_base[i]);
+        }
+        c->peer_base[i] = NULL;
+    }
+    if (NULL != c->scratch) {
+        (void) cudaFree(c->scratch);
+    }
+    if (NULL != c->err_host) {
+        (void) cudaFreeHost(c->err_host);
+    }
+    if (NULL != c->stream) {
+        (void) cudaStreamDestroy(c->stream);
+    }
+    while (c->nevents > 0) {
+        (void) cudaEventDestroy(c->events[--c->nevents]);
+    }
+    if (NULL != c->legacy_ev) {
+        (void) cudaEventDestroy(c->legacy_ev);
+    }
+}
+
+static gpu_status_t gpu_engine_map_peers(gpu_engine_comm_t *c, const gpu_boot_handle_t *all)
+{
+    gpu_status_t st = GPU_OK;
+    int i;
+    for (i = 0; i < c->nranks; ++i) {
+        if (i == c->rank) {
+            c->peer_base[i] = c->scratch;
+            continue;
+        }
+        st = c->tr->import_mem(&all[i].handle, (void **) &c->peer_base[i]);
+        if (GPU_OK != st) {
+            GPU_ERROR("rank %d: cannot map scratch of rank %d", c->rank, i);
+            break;
+        }
+    }
+    return st;
+}
+
+
+static gpu_status_t gpu_setup_xchg(gpu_engine_setup_t *s, const void *sbuf, void *rbuf,
+                                   size_t bytes)
+{
+    if (s->blocking || NULL == s->ops->iallgather) {
+        return s->ops->allgather(s->ctx, sbuf, rbuf, bytes);
+    }
+    return s->ops->iallgather(s->ctx, sbuf, rbuf, bytes, &s->handle);
+}
+
+/* my verdict of this step, exchanged; the agreed one is read next step */
+static gpu_status_t gpu_setup_vote(gpu_engine_setup_t *s, gpu_status_t mine)
+{
+    s->verdict = (int32_t) mine;
+    return gpu_setup_xchg(s, &s->verdict, s->verdicts, sizeof(s->verdict));
+}
+
+static gpu_status_t gpu_setup_agreed(const gpu_engine_setup_t *s)
+{
+    gpu_status_t st = GPU_OK;
+    for (int i = 0; i < s->c->nranks; ++i) {
+        st = GPU_OK != s->verdicts[i] ? (gpu_status_t) s->verdicts[i] : st;
+    }
+    return st;
+}
+
+/* What the exchange that ended step s->step brought; then the next step's
+ * local work and its exchange.  GPU_OK with s->step DONE: ready. */
+static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
+{
+    gpu_engine_comm_t *c = s->c;
+    gpu_status_t st;
+    const int n = c->nranks;
+
+    switch (s->step) {
+    case GPU_SETUP_INFO:
+        for (int i = 0; i < n; ++i) {
+            if (GPU_OK != s->infos[i].status) {
+                return (gpu_status_t) s->infos[i].status;
+            }
+        }
+        {
+            gpu_topo_rank_info_t *all = malloc(sizeof(*all) * (size_t) n);
+            if (NULL == all) {
+                st = GPU_ERR_NO_MEMORY;
+            } else {
+                for (int i = 0; i < n; ++i) {
+                    all[i] = s->infos[i].info;
+                }
+                st = gpu_topo_build(all, n, c->rank, gpu_topo_cuda_can_access, &c->topo);
+                free(all);
+            }
+        }
+        /* peer-access answers come from each process; agree on them */
+        s->step = GPU_SETUP_P2P;
+        return gpu_setup_vote(s, (GPU_OK == st && n <= GPU_MAX_PEERS &&
+                                  c->tr->can_connect(&c->topo)) ? GPU_OK : GPU_ERR_UNSUPPORTED);
+    case GPU_SETUP_P2P:
+        st = gpu_setup_agreed(s);
+        if (GPU_OK != st) {
+            GPU_LOG(1, "rank %d: %d ranks, one host %d, peer access %d: device buffers are "
+                    "staged", c->rank, n, c->topo.all_on_one_host, c->topo.p2p_all);
+            return st;
+        }
+        for (int i = 0; i < n; ++i) {
+            snprintf(c->busid[i], sizeof(c->busid[i]), "%s", s->infos[i].info.busid);
+        }
+        c->hs_on = c->p.paced_scratch > 0 && gpu_engine_hs_wanted(c);
+        s->hmine.status = gpu_engine_alloc_local(c, &s->hmine.handle);
+        s->step = GPU_SETUP_HANDLES;
+        return gpu_setup_xchg(s, &s->hmine, s->handles, sizeof(s->hmine));
+    case GPU_SETUP_HANDLES:
+        for (int i = 0; i < n; ++i) {
+            if (GPU_OK != s->handles[i].status) {
+                /* out of memory somewhere: every rank stages, none aborts */
+                GPU_LOG(1, "rank %d: rank %d could not set up its scratch (%s): device buffers "
+                        "are staged", c->rank, i,
+                        gpu_status_string((gpu_status_t) s->handles[i].status));
+                return GPU_ERR_UNSUPPORTED;
+            }
+        }
+        s->step = GPU_SETUP_MAPPED;
+        return gpu_setup_vote(s, gpu_engine_map_peers(c, s->handles));
+    case GPU_SETUP_MAPPED:
+        st = gpu_setup_agreed(s);
+        if (GPU_OK != st) {
+            return st;
+        }
+        GPU_LOG(1, "rank %d/%d: device %d (%s), %d local ranks on %d GPUs, transport %s",
+                c->rank, n, c->device, c->busid[c->rank], c->topo.local_size, c->topo.ndevices,
+                c->tr->name);
+        if (c->hs_on) {
+            GPU_LOG(1, "rank %d: ranks share a GPU: blocking calls host-paced (%zu bytes "
+                    "staging)", c->rank, c->hs_bytes);
+        }
+        /* the persistent engine's blocks are cut alike everywhere, so the
+         * smallest GPU bounds them */
+        c->pk_sms = s->infos[0].info.sms;
+        for (int i = 1; i < n; ++i) {
+            c->pk_sms = s->infos[i].info.sms < c->pk_sms ? s->infos[i].info.sms : c->pk_sms;
+        }
+        s->step = GPU_SETUP_PK;
+        return gpu_setup_vote(s, gpu_engine_pk_setup(c));
+    case GPU_SETUP_PK:
+        if (GPU_OK != gpu_setup_agreed(s)) {
+            GPU_LOG(1, "rank %d: persistent engine off (not every rank could set it up)",
+                    c->rank);
+            gpu_engine_pk_release(c);
+        }
+        /* one line per peer, like NCCL_DEBUG=INFO's channel lines */
+        for (int i = 0; i < n && gpu_log_enabled(1); ++i) {
+            if (i != c->rank) {
+                GPU_LOG(1, "rank %d -> %d: GPU %s -> %s via %s (%s)", c->rank, i,
+                        c->busid[c->rank], c->busid[i], c->tr->name,
+                        0 == strcmp(c->busid[c->rank], c->busid[i]) ? "same GPU"
+                                                                    : "peer access");
+            }
+        }
+        s->step = GPU_SETUP_DONE;
+        return GPU_OK;
+    default:
+        return GPU_ERR_INVALID;
+    }
+}
+
+static void gpu_setup_free(gpu_engine_setup_t *s, int keep_comm)
+{
+    if (!keep_comm && NULL != s->c) {
+        gpu_engine_release(s->c);
+        free(s->c);
+    }
+    free(s->infos);
+    free(s->handles);
+    free(s->verdicts);
+    free(s);
+}
+
+gpu_status_t gpu_engine_setup_begin(const gpu_boot_ops_t *ops, void *ctx, int rank, int nranks,
+                                    const gpu_engine_params_t *params, int blocking,
+                                    gpu_engine_setup_t **out)
+{
+    gpu_engine_setup_t *s = calloc(1, sizeof(*s));
+    gpu_engine_comm_t *c = calloc(1, sizeof(*c));
+    gpu_status_t local;
+
+    if (NULL != s) {
+        s->c = c;
+        s->infos = calloc((size_t) nranks, sizeof(*s->infos));
+        s->handles = calloc((size_t) nranks, sizeof(*s->handles));
+        s->verdicts = calloc((size_t) nranks, sizeof(*s->verdicts));
+    }
+    if (NULL == s || NULL == c || NULL == s->infos || NULL == s->handles ||
+        NULL == s->verdicts) {
+        if (NULL != s) {
+            gpu_setup_free(s, 0);
+        } else {
+            free(c);
+        }
+        return GPU_ERR_NO_MEMORY;
+    }
+    s->ops = ops;
+    s->ctx = ctx;
+    s->blocking = blocking;
+    c->rank = rank;
+    c->nranks = nranks;
+    c->p = *params;
+    c->boot = ops;
+    c->boot_ctx = ctx;
+    c->tr = &gpu_ipc_cuda_ops;
+    if (c->p.nblocks < 1 || c->p.nblocks > GPU_MAX_BLOCKS) {
+        c->p.nblocks = GPU_MAX_BLOCKS < 32 ? GPU_MAX_BLOCKS : 32;
+    }
+    if (c->p.xchg_nblocks < 1 || c->p.xchg_nblocks > GPU_MAX_BLOCKS) {
+        c->p.xchg_nblocks = GPU_MAX_BLOCKS;
+    }
+    if (c->p.oneshot_blocks < 1 || c->p.oneshot_blocks > GPU_MAX_BLOCKS) {
+        c->p.oneshot_blocks = 4;
+    }
+    /* step 1: who drives which GPU where */
+    local = (cudaSuccess == cudaGetDevice(&c->device))
+                ? gpu_topo_local_info(c->device, &s->mine.info) : GPU_ERR_CUDA;
+    s->mine.status = (int32_t) local;
+    s->mine.info.host_hash = gpu_topo_host_id(s->mine.info.host_hash, c->p.node_key);
+    s->step = GPU_SETUP_INFO;
+    if (GPU_OK != (local = gpu_setup_xchg(s, &s->mine, s->infos, sizeof(s->mine)))) {
+        gpu_setup_free(s, 0);
+        return local;
+    }
+    *out = s;
+    return GPU_OK;
+}
+
+gpu_status_t gpu_engine_setup_step(gpu_engine_setup_t *s, gpu_engine_comm_t **comm)
+{
+    const int dev = s->c->device;
+    gpu_status_t st = GPU_OK;
+    int prev = dev;
+
+    /* a progress pass may come with another current device */
+    if (!s->blocking && cudaSuccess == cudaGetDevice(&prev) && prev != dev) {
+        (void) cudaSetDevice(dev);
+    }
+    while (GPU_SETUP_DONE != s->step) {
+        if (NULL != s->handle) {
+            st = s->ops->test(s->ctx, s->handle);
+            if (GPU_INPROGRESS == st) {
+                goto out;
+            }
+            s->handle = NULL;
+            if (GPU_OK != st) {
+                break;
+            }
+        }
+        st = gpu_setup_advance(s);
+        if (GPU_OK != st) {
+            break;
+        }
+    }
+    if (GPU_SETUP_DONE == s->step && GPU_OK == st) {
+        *comm = s->c;
+        gpu_setup_free(s, 1);
+    } else {
+        gpu_setup_free(s, 0);
+    }
+out:
+    if (prev != dev) {
+        (void) cudaSetDevice(prev);
+    }
+    return st;
+}
+
+gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int nranks,
+                                    const gpu_engine_params_t *params, gpu_engine_comm_t **comm)
+{
+    gpu_engine_setup_t *s;
+    gpu_status_t st = gpu_engine_setup_begin(ops, ctx, rank, nranks, params, 1, &s);
+    return GPU_OK == st ? gpu_engine_setup_step(s, comm) : st;
+}
