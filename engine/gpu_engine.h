@@ -49,6 +49,8 @@ typedef struct {
     size_t persist_piece_bytes; /* smallest piece of a pair a block takes */
     double persist_idle_us;     /* the kernel exits after this long without a call */
     int paced;                  /* host-paced blocking calls: -1 when ranks share a GPU */
+    int threads;                /* MPI_THREAD_MULTIPLE here: if any rank has it, every
+                                   call is host-paced (no kernel waits for a peer) */
     size_t paced_scratch;       /* bytes of their two staging areas per rank */
 } gpu_engine_params_t;
 

@@ -56,6 +56,12 @@ static const gpu_paced_ops_t gpu_hs_ops = { .copy = gpu_hs_copy, .fold = gpu_hs_
  * laid out: the region exists only when used). */
 int gpu_engine_hs_wanted(const gpu_engine_comm_t *c)
 {
+    /* Threads: two blocking calls of one process on different
+     * communicators may each wait on the GPU at once, and kernels that wait
+     * for peers can hold the SMs each other needs */
+    if (c->threads_any) {
+        return 1;
+    }
     return c->p.paced >= 0 ? c->p.paced > 0 : gpu_engine_gpu_shared(c);
 }
 

@@ -43,6 +43,10 @@ gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
         GPU_LOG(10, "rank %d: ranks share a GPU, persistent engine off", c->rank);
         return GPU_OK;
     }
+    if (c->threads_any) {
+        GPU_LOG(10, "rank %d: MPI_THREAD_MULTIPLE, persistent engine off", c->rank);
+        return GPU_OK;
+    }
     GPU_CUDA_CHECK(cudaHostAlloc((void **) &c->pk_mbox, sizeof(*c->pk_mbox), cudaHostAllocMapped),
                    out);
     memset((void *) c->pk_mbox, 0, sizeof(*c->pk_mbox));

@@ -98,7 +98,18 @@ static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_
                    err_stream);
     memset(c->err_host, 0, sizeof(*c->err_host));
     GPU_CUDA_CHECK(cudaHostGetDevicePointer((void **) &c->err_dev, c->err_host, 0), err_host);
-    GPU_CUDA_CHECK(cudaMalloc((void **) &c->scratch, total), err_host);
+    if (cudaErrorMemoryAllocation == cudaMalloc((void **) &c->scratch, total)) {
+        /* not an error of ours: the component stages and says so once */
+        (void) cudaGetLastError();
+        GPU_LOG(1, "rank %d: no room for %zu bytes of scratch on device %d", c->rank, total,
+                c->device);
+        c->scratch = NULL;
+        st = GPU_ERR_NO_MEMORY;
+        goto err_host;
+    }
+    if (NULL == c->scratch) {
+        GPU_CUDA_CHECK(cudaGetLastError(), err_host);
+    }
     GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch, 0, c->ts_off, c->stream), err_scratch);
     GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->xg_flags_off, 0,
                                    c->xg_slots_off - c->xg_flags_off, c->stream), err_scratch);
@@ -243,6 +254,7 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
         }
         for (int i = 0; i < n; ++i) {
             snprintf(c->busid[i], sizeof(c->busid[i]), "%s", s->infos[i].info.busid);
+            c->threads_any |= 0 != s->infos[i].pad;
         }
         c->hs_on = c->p.paced_scratch > 0 && gpu_engine_hs_wanted(c);
         s->hmine.status = gpu_engine_alloc_local(c, &s->hmine.handle);
@@ -255,7 +267,8 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
                 GPU_LOG(1, "rank %d: rank %d could not set up its scratch (%s): device buffers "
                         "are staged", c->rank, i,
                         gpu_status_string((gpu_status_t) s->handles[i].status));
-                return GPU_ERR_UNSUPPORTED;
+                return GPU_ERR_NO_MEMORY == s->handles[i].status ? GPU_ERR_NO_MEMORY
+                                                                  : GPU_ERR_UNSUPPORTED;
             }
         }
         s->step = GPU_SETUP_MAPPED;
@@ -359,6 +372,7 @@ gpu_status_t gpu_engine_setup_begin(const gpu_boot_ops_t *ops, void *ctx, int ra
     local = (cudaSuccess == cudaGetDevice(&c->device))
                 ? gpu_topo_local_info(c->device, &s->mine.info) : GPU_ERR_CUDA;
     s->mine.status = (int32_t) local;
+    s->mine.pad = c->p.threads ? 1 : 0;
     s->mine.info.host_hash = gpu_topo_host_id(s->mine.info.host_hash, c->p.node_key);
     s->step = GPU_SETUP_INFO;
     if (GPU_OK != (local = gpu_setup_xchg(s, &s->mine, s->infos, sizeof(s->mine)))) {

@@ -29,6 +29,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/request/request.h"
+#include "opal/threads/mutex.h"
 
 #include "engine/gpu_engine.h"
 
@@ -88,6 +89,10 @@ typedef struct mca_coll_gpu_component_t {
     double net_latency_us;
     double net_bandwidth;
 
+    /* the request lists and progress, when MPI runs with threads
+     * (OPAL_THREAD_LOCK: free otherwise) */
+    opal_mutex_t lock;
+
     int gpu_available;   /* -1 unknown, 0 no, 1 yes */
     const char *no_gpu_reason;
 } mca_coll_gpu_component_t;
@@ -145,7 +150,7 @@ int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dt
 /* blocking 0 (a nonblocking call): never waits for the peers; on one node
  * the setup then runs from progress (boot SETUP).  Blocking: first waits
  * for the communicator's nonblocking device calls. */
-int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, int blocking);
+int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int blocking);
 int mca_coll_gpu_status_to_mpi(gpu_status_t st);
 
 /* host exchanges over the communicator's own messages (coll_gpu_xg.c) */
@@ -218,7 +223,8 @@ typedef struct {
 int mca_coll_gpu_geom(struct ompi_datatype_t *dt, mca_coll_gpu_geom_t *g);
 /* req NULL: blocking.  True when the engine takes the call (for a
  * nonblocking call: or will, once the setup running from progress ends). */
-int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, ompi_request_t **req, int *ret);
+int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, const char *what, ompi_request_t **req,
+                              int *ret);
 /* req NULL: blocking.  *ran 0: the engine declined, the caller stages. */
 int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call,
                             ompi_request_t **req, int *ran);
@@ -329,6 +335,9 @@ int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *
     ompi_datatype_t *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm,
     mca_coll_base_module_t *module);
 void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m);
+/* The op a staged reduction hands the previous module: for a predefined op
+ * one that folds with this project's functors (coll_gpu_hostop.c). */
+struct ompi_op_t *mca_coll_gpu_host_op(struct ompi_op_t *op);
 /* native device-side versions of the collectives the engine serves */
 void mca_coll_gpu_install_native(mca_coll_gpu_module_t *m);
 void mca_coll_gpu_install_nonblocking(mca_coll_gpu_module_t *m);

@@ -259,6 +259,7 @@ static int mca_coll_gpu_open(void)
 {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
 
+    OBJ_CONSTRUCT(&c->lock, opal_mutex_t);
     c->output = opal_output_open(NULL);
     opal_output_set_verbosity(c->output, c->verbose);
     gpu_log_set_sink(mca_coll_gpu_log_sink, c->verbose);
@@ -305,5 +306,6 @@ static int mca_coll_gpu_close(void)
         opal_output_close(mca_coll_gpu_component.output);
         mca_coll_gpu_component.output = -1;
     }
+    OBJ_DESTRUCT(&mca_coll_gpu_component.lock);
     return OMPI_SUCCESS;
 }

@@ -224,7 +224,9 @@ int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, int *ret)
 int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
                           ompi_request_t **req, int *ran)
 {
-    int ret = mca_coll_gpu_bootstrap(m, NULL == req);
+    static const char *const names[] = { "allreduce", "bcast", "reduce", "allgather",
+                                         "reduce_scatter_block" };
+    int ret = mca_coll_gpu_bootstrap(m, names[call->kind], NULL == req);
 
     *ran = MPI_SUCCESS != ret;
     if (MPI_SUCCESS != ret || MCA_COLL_GPU_BOOT_HIER != m->boot) {

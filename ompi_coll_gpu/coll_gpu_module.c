@@ -1,11 +1,14 @@
 /*
  * Module: per-communicator selection, the previous module's functions,
- * lazy bootstrap of the engine through the communicator's host allgather.
+ * lazy bootstrap of the engine through host exchanges on the communicator
+ * (blocking, or step by step from progress for a nonblocking call).
  */
 #include "ompi_config.h"
 
 #include <stddef.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "coll_gpu.h"
 
@@ -13,6 +16,7 @@
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/proc/proc.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/mca/hwloc/hwloc-internal.h"
 
 #include "kernels/gpu_ll.h"
@@ -172,15 +176,33 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
     return &m->super;
 }
 
+/* Without touching it: process_vm_readv on ourselves fails with EFAULT
+ * where a load would fault. */
+static int mca_coll_gpu_cpu_readable(const void *buf)
+{
+    char byte;
+    struct iovec local = { .iov_base = &byte, .iov_len = 1 };
+    struct iovec remote = { .iov_base = (void *) buf, .iov_len = 1 };
+    return 1 == process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+}
+
 int mca_coll_gpu_is_device(const void *buf)
 {
     int marked = 1;
+    gpu_mem_kind_t kind;
     if (MPI_IN_PLACE == buf || NULL == buf) {
         return 0;
     }
-    if (GPU_MEM_HOST == gpu_drv_mem_kind(buf, NULL, MCA_COLL_GPU_ORDER_FIRST_USE ==
-                                         mca_coll_gpu_component.stream_order ? &marked : NULL)) {
+    kind = gpu_drv_mem_kind(buf, NULL, MCA_COLL_GPU_ORDER_FIRST_USE ==
+                            mca_coll_gpu_component.stream_order ? &marked : NULL);
+    if (GPU_MEM_HOST == kind) {
         return 0;
+    }
+    if (GPU_MEM_BROKEN == kind) {
+        /* the context has a sticky error and cannot say: memory the CPU
+         * cannot read is a device buffer (handed to the host library it
+         * would crash it; our paths fail with the CUDA error instead) */
+        return !mca_coll_gpu_cpu_readable(buf);
     }
     if (!marked) {
         /* first use of this allocation, or one the driver cannot mark
@@ -240,6 +262,7 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->persist_idle_us = c->persist_idle_us > 0 ? c->persist_idle_us : 0;
     p->paced = c->paced;
     p->paced_scratch = c->paced_scratch_bytes;
+    p->threads = ompi_mpi_thread_multiple;
     p->node_key = mca_coll_gpu_node_key(comm);
     p->algo = MCA_COLL_GPU_ALGO_ONESHOT == c->allreduce_algorithm   ? GPU_ALGO_ONESHOT
               : MCA_COLL_GPU_ALGO_TWOSHOT == c->allreduce_algorithm ? GPU_ALGO_TWOSHOT
@@ -271,20 +294,27 @@ static int mca_coll_gpu_one_node(ompi_communicator_t *comm)
     return 1;
 }
 
-static int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, gpu_status_t st)
+static int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what,
+                                    gpu_status_t st)
 {
+    static int told;
+    if (GPU_ERR_NO_MEMORY == st && !told) {
+        told = 1;   /* once per process, whatever the number of communicators */
+        mca_coll_gpu_show_help("setup-no-memory", m->comm->c_name);
+    }
     m->boot = MCA_COLL_GPU_BOOT_STAGED;
     m->engine = NULL;
     opal_output_verbose(1, mca_coll_gpu_component.output,
                         "coll/gpu: %s: device collectives staged through host (%s)",
                         m->comm->c_name, gpu_status_string(st));
     if (GPU_ERR_TIMEOUT == st) {
-        return mca_coll_gpu_error(m, "setup", st, m->fail_timeout ? m->fail_peer : -1);
+        return mca_coll_gpu_error(m, what, st, m->fail_timeout ? m->fail_peer : -1);
     }
     return (GPU_ERR_BOOTSTRAP == st) ? MPI_ERR_INTERN : MPI_SUCCESS;
 }
 
-int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, int blocking)
+
+int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int blocking)
 {
     gpu_engine_params_t p;
     gpu_status_t st;
@@ -312,7 +342,7 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, int blocking)
         st = gpu_engine_setup_begin(&mca_coll_gpu_boot_ops, m, ompi_comm_rank(m->comm),
                                     ompi_comm_size(m->comm), &p, 0, &m->setup);
         if (GPU_OK != st) {
-            return mca_coll_gpu_boot_failed(m, st);
+            return mca_coll_gpu_boot_failed(m, what, st);
         }
         m->boot = MCA_COLL_GPU_BOOT_SETUP;
         mca_coll_gpu_progress_needed();
@@ -322,8 +352,12 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, int blocking)
                                 ompi_comm_size(m->comm), &p, &m->engine);
     if (GPU_OK == st) {
         m->boot = MCA_COLL_GPU_BOOT_READY;
+        /* the node graph is probed once per process: one thread at a time
+         * (progress holds the lock where it sets up a communicator) */
+        OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
         mca_coll_gpu_topo_setup(m);
+        OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
         return MPI_SUCCESS;
     }
-    return mca_coll_gpu_boot_failed(m, st);
+    return mca_coll_gpu_boot_failed(m, what, st);
 }

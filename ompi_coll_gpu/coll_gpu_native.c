@@ -41,9 +41,10 @@ int mca_coll_gpu_geom(struct ompi_datatype_t *dt, mca_coll_gpu_geom_t *g)
     return 1;
 }
 
-int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, ompi_request_t **req, int *ret)
+int mca_coll_gpu_native_ready(mca_coll_gpu_module_t *m, const char *what, ompi_request_t **req,
+                              int *ret)
 {
-    *ret = mca_coll_gpu_bootstrap(m, NULL == req);
+    *ret = mca_coll_gpu_bootstrap(m, what, NULL == req);
     return MPI_SUCCESS == *ret && (MCA_COLL_GPU_BOOT_READY == m->boot ||
                                    (NULL != req && MCA_COLL_GPU_BOOT_SETUP == m->boot));
 }
@@ -185,7 +186,7 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
     if (ran) {
         return ret;
     }
-    if (mca_coll_gpu_geom(dt, &g) && mca_coll_gpu_native_ready(m, req, &ret)) {
+    if (mca_coll_gpu_geom(dt, &g) && mca_coll_gpu_native_ready(m, "bcast", req, &ret)) {
         const size_t bytes = (size_t) count * g.size;
         const int n = ompi_comm_size(comm);
         /* host-paced rounds move a relay one hop per round: direct from the root */
@@ -244,7 +245,8 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
         }
     }
     if (MPI_SUCCESS == ret && rdev && sdev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
-        (in_place || mca_coll_gpu_geom(sdt, &sg)) && mca_coll_gpu_native_ready(m, req, &ret)) {
+        (in_place || mca_coll_gpu_geom(sdt, &sg)) &&
+        mca_coll_gpu_native_ready(m, "allgather", req, &ret)) {
         gpu_bytes(&rg, n, rcounts, rcount, displs, len, displ);
         if ((in_place || (size_t) scount * sg.size == len[rank]) &&
             GPU_OK == gpu_plan_allgatherv(&plan, rank, n,
@@ -297,7 +299,8 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
                                             rdt, comm, m->prev.coll_alltoallv_module);
     }
     if (rdev && sdev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
-        (in_place || mca_coll_gpu_geom(sdt, &sg)) && mca_coll_gpu_native_ready(m, req, &ret)) {
+        (in_place || mca_coll_gpu_geom(sdt, &sg)) &&
+        mca_coll_gpu_native_ready(m, "alltoall", req, &ret)) {
         gpu_bytes(&rg, n, rcounts, rcount, rdispls, rl, rd);
         if (!in_place) {
             gpu_bytes(&sg, n, scounts, scount, sdispls, sl, sd);
@@ -354,7 +357,7 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
     }
     if (sdev && (rdev || !is_root) && n <= GPU_MAX_PEERS &&
         (!is_root || mca_coll_gpu_geom(rdt, &rg)) && (in_place || mca_coll_gpu_geom(sdt, &sg)) &&
-        mca_coll_gpu_native_ready(m, req, &ret)) {
+        mca_coll_gpu_native_ready(m, "gather", req, &ret)) {
         if (is_root) {
             gpu_bytes(&rg, n, rcounts, rcount, displs, len, displ);
         }
@@ -410,7 +413,7 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
     }
     if (rdev && (sdev || !is_root) && n <= GPU_MAX_PEERS &&
         (!is_root || mca_coll_gpu_geom(sdt, &sg)) && (in_place || mca_coll_gpu_geom(rdt, &rg)) &&
-        mca_coll_gpu_native_ready(m, req, &ret)) {
+        mca_coll_gpu_native_ready(m, "scatter", req, &ret)) {
         if (is_root) {
             gpu_bytes(&sg, n, scounts, scount, displs, len, displ);
         }

@@ -53,7 +53,7 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
         }
     }
     if (MPI_SUCCESS == ret && sdev && (rdev || !is_root) && mca_coll_gpu_map(dtype, op, &dt, &gop) &&
-        mca_coll_gpu_native_ready(m, req, &ret) &&
+        mca_coll_gpu_native_ready(m, "reduce", req, &ret) &&
         GPU_OK == gpu_plan_reduce(&plan, rank, ompi_comm_size(comm), root,
                                   in_place ? NULL : (const char *) sbuf, (char *) rbuf,
                                   (size_t) count * gpu_dtype_size(dt))) {
@@ -95,7 +95,7 @@ static int gpu_scan_any(const void *sbuf, void *rbuf, int count, struct ompi_dat
                                                m->prev.coll_scan_module);
     }
     if (sdev && rdev && mca_coll_gpu_map(dtype, op, &dt, &gop) &&
-        mca_coll_gpu_native_ready(m, req, &ret) &&
+        mca_coll_gpu_native_ready(m, exclusive ? "exscan" : "scan", req, &ret) &&
         GPU_OK == gpu_plan_scan(&plan, ompi_comm_rank(comm), ompi_comm_size(comm),
                                 in_place ? NULL : (const char *) sbuf, (char *) rbuf,
                                 (size_t) count * gpu_dtype_size(dt), exclusive)) {
@@ -153,7 +153,9 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
         }
     }
     if (MPI_SUCCESS == ret && !in_place && sdev && rdev && n <= GPU_MAX_PEERS &&
-        mca_coll_gpu_map(dtype, op, &dt, &gop) && mca_coll_gpu_native_ready(m, req, &ret)) {
+        mca_coll_gpu_map(dtype, op, &dt, &gop) &&
+        mca_coll_gpu_native_ready(m, NULL == rcounts ? "reduce_scatter_block" : "reduce_scatter",
+                                  req, &ret)) {
         for (int q = 0; q < n; ++q) {
             len[q] = (size_t) (NULL != rcounts ? rcounts[q] : rcount) * gpu_dtype_size(dt);
             displ[q] = off;

@@ -188,8 +188,10 @@ static int gpu_preq_start(size_t count, ompi_request_t **requests)
             continue;
         }
         mca_coll_gpu_progress_needed();
+        OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
         r->next = gpu_preq_active;
         gpu_preq_active = r;
+        OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
     }
     return MPI_SUCCESS;
 }

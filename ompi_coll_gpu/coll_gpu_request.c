@@ -160,7 +160,8 @@ static int mca_coll_gpu_progress(void)
     mca_coll_gpu_request_t *r, *prev = NULL, *next;
     int done = 0;
 
-    if (busy) {
+    /* another thread is in this pass, or this thread is, further out */
+    if (busy || OPAL_THREAD_TRYLOCK(&mca_coll_gpu_component.lock)) {
         return 0;
     }
     busy = 1;
@@ -190,12 +191,19 @@ static int mca_coll_gpu_progress(void)
     /* persistent requests whose round just completed complete in this pass */
     done += mca_coll_gpu_persistent_progress();
     busy = 0;
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
     return done;
 }
 
 void mca_coll_gpu_drain(mca_coll_gpu_module_t *m)
 {
-    while (NULL != m->q_head) {
+    for (;;) {
+        OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+        const int empty = NULL == m->q_head;
+        OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+        if (empty) {
+            return;
+        }
         opal_progress();
     }
 }
@@ -263,6 +271,7 @@ void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
         mca_coll_gpu_request_release(r);
         return;
     }
+    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
     if (NULL == mca_coll_gpu_pending_tail) {
         mca_coll_gpu_pending_head = r;
     } else {
@@ -275,6 +284,7 @@ void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
         m->q_tail->q_next = r;
     }
     m->q_tail = r;
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
 }
 
 int mca_coll_gpu_request_defer(mca_coll_gpu_request_t *r, const mca_coll_gpu_call_t *call)
@@ -289,11 +299,10 @@ int mca_coll_gpu_request_defer(mca_coll_gpu_request_t *r, const mca_coll_gpu_cal
     snprintf(r->engine.what, sizeof(r->engine.what), "%s", call->what);
     /* first in line on a ready engine: start now, and a call the engine
      * turns down can still stage */
-    if (NULL == m->q_head && MCA_COLL_GPU_BOOT_READY == m->boot) {
-        return 0;
-    }
-    r->deferred = 1;
-    return 1;
+    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+    r->deferred = NULL != m->q_head || MCA_COLL_GPU_BOOT_READY != m->boot;
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    return r->deferred;
 }
 
 void mca_coll_gpu_request_fini(void)

@@ -4,6 +4,7 @@
  * any datatype and op, including user ops and non-contiguous types, since
  * the shadow covers the whole byte range the datatype touches.  Staging is
  * a purely local decision, so ranks may mix host and device buffers here.
+ * Predefined ops fold with this project's functors (coll_gpu_hostop.c).
  */
 #include "ompi_config.h"
 
@@ -150,7 +151,8 @@ int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_allreduce(sv, rv, count, dtype, op, comm, m->prev.coll_allreduce_module);
+    ret = m->prev.coll_allreduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm,
+                                 m->prev.coll_allreduce_module);
     return gpu_stage_done(&s, &r, ret);
 }
 
@@ -179,7 +181,8 @@ int mca_coll_gpu_reduce_staged(const void *sbuf, void *rbuf, int count, struct o
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_reduce(sv, rv, count, dtype, op, root, comm, m->prev.coll_reduce_module);
+    ret = m->prev.coll_reduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op), root, comm,
+                              m->prev.coll_reduce_module);
     return gpu_stage_done(&s, &r, ret);
 }
 
@@ -207,7 +210,7 @@ static int gpu_scan_like(const void *sbuf, void *rbuf, int count, struct ompi_da
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = fn(sv, rv, count, dtype, op, comm, fm);
+    ret = fn(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm, fm);
     return gpu_stage_done(&s, &r, ret);
 }
 
@@ -537,7 +540,7 @@ int mca_coll_gpu_reduce_scatter_block_staged(const void *sbuf, void *rbuf, int r
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_reduce_scatter_block(sv, rv, rcount, dtype, op, comm,
+    ret = m->prev.coll_reduce_scatter_block(sv, rv, rcount, dtype, mca_coll_gpu_host_op(op), comm,
                                             m->prev.coll_reduce_scatter_block_module);
     return gpu_stage_done(&s, &r, ret);
 }
@@ -570,7 +573,7 @@ int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_reduce_scatter(sv, rv, rcounts, dtype, op, comm,
+    ret = m->prev.coll_reduce_scatter(sv, rv, rcounts, dtype, mca_coll_gpu_host_op(op), comm,
                                       m->prev.coll_reduce_scatter_module);
     return gpu_stage_done(&s, &r, ret);
 }

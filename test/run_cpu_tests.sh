@@ -50,6 +50,11 @@ if [ -x "$B/test/mpi/test_inter" ]; then
   done
 fi
 run "GPU allreduce test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_allreduce | grep -q SKIP"
+for np in 1 2 4; do
+  run "staged path's host ops: this project's functors behind MPI ops, np $np" $MPIRUN --oversubscribe -np $np "$B/test/mpi/test_hostop"
+done
+run "GPU reliability test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_reliability cross | grep -q SKIP"
+run "reliability runner counts a skipped suite as nothing run" sh -c "RELIABILITY_NP=2 RELIABILITY_SIZES=8 MPIRUN='$MPIRUN' sh '$T/test/gpu/run_reliability.sh' '$B' | tail -1 | grep -q '^0 passed, 0 failed'"
 run "GPU collectives test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_colls | grep -q SKIP"
 for np in 1 2 4; do
   run "persistent collectives (MPIX_*_init) on host buffers stay Open MPI's, np $np" sh -c "$MPIRUN --oversubscribe -np $np $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"

@@ -108,7 +108,9 @@ gpu_mem_kind_t gpu_drv_mem_kind(const void *ptr, int *device, int *sync_memops)
                                             (cu_deviceptr_t) (uintptr_t) ptr) &&
         (NULL == sync_memops ||
          0 != gpu_drv.pointer_get_attributes(3, attrs, vals, (cu_deviceptr_t) (uintptr_t) ptr))) {
-        return GPU_MEM_HOST;
+        /* cuPointerGetAttributes answers "host" for memory CUDA does not
+         * know; failing means the context is gone (a sticky error) */
+        return GPU_MEM_BROKEN;
     }
     if (NULL != device) {
         *device = ordinal;

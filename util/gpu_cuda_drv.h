@@ -16,7 +16,8 @@ extern "C" {
 typedef enum {
     GPU_MEM_HOST = 0,    /* pageable, pinned or unknown to CUDA */
     GPU_MEM_DEVICE = 1,  /* cudaMalloc, cudaMallocAsync pools, cuMemCreate/VMM */
-    GPU_MEM_MANAGED = 2  /* cudaMallocManaged */
+    GPU_MEM_MANAGED = 2, /* cudaMallocManaged */
+    GPU_MEM_BROKEN = 3   /* the driver could not tell: the context has a sticky error */
 } gpu_mem_kind_t;
 
 /* Opens libcuda.so.1 and counts devices, once.  GPU_ERR_UNSUPPORTED with
