@@ -107,11 +107,15 @@ gpu_status_t gpu_engine_hs_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
             st = gpu_engine_wait(c, what);
         }
         mine = GPU_OK != st ? -1 : mine;
-        if (GPU_OK != c->boot->allgather(c->boot_ctx, &mine, more, sizeof(int))) {
-            GPU_ERROR("rank %d: %s: host allgather of round %d failed", c->rank,
-                      gpu_engine_what(what), round);
+        const gpu_status_t xs = c->boot->allgather(c->boot_ctx, &mine, more, sizeof(int));
+        if (GPU_OK != xs) {
+            /* a timeout names its peer in the component's error */
+            if (GPU_ERR_TIMEOUT != xs) {
+                GPU_ERROR("rank %d: %s: host exchange of round %d failed", c->rank,
+                          gpu_engine_what(what), round);
+            }
             c->broken = 1;
-            return GPU_ERR_BOOTSTRAP;
+            return xs;
         }
         any = 0;
         for (int s = 0; s < n; ++s) {

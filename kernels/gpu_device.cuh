@@ -141,6 +141,15 @@ __device__ __forceinline__ void report_timeout(gpu_kernel_error_t *err, int peer
     }
 }
 
+/* Has another thread of the launch given up?  Then every other wait ends
+ * too: each wait keeps its own clock, and waits one after another would
+ * otherwise add their timeouts up (a call must fail within one).  Read in
+ * slow polls only: err is host memory. */
+__device__ __forceinline__ bool gave_up(const gpu_kernel_error_t *err)
+{
+    return 0 != *(const volatile int *) &err->raised;
+}
+
 /* One thread waits until *f >= v or the timeout expires; false on expiry. */
 __device__ __forceinline__ bool wait_geq(const unsigned long long *f, unsigned long long v,
                                          unsigned long long timeout_ns, gpu_kernel_error_t *err,
@@ -151,9 +160,13 @@ __device__ __forceinline__ bool wait_geq(const unsigned long long *f, unsigned l
         return true;
     }
     const unsigned long long start = globaltimer();
+    unsigned spins = 0;
     while ((seen = ld_acquire_sys(f)) < v) {
         if (globaltimer() - start > timeout_ns) {
             report_timeout(err, peer, stage, v, seen);
+            return false;
+        }
+        if (0 == (++spins & 1023) && gave_up(err)) {
             return false;
         }
     }

@@ -149,6 +149,9 @@ struct ll_ctx {
                 report_timeout(a.err, src, GPU_STAGE_LL, c.seq, 0);
                 return false;
             }
+            if (0 == (spins & 4095) && gave_up(a.err)) {
+                return false;
+            }
         }
         return true;
     }
@@ -236,9 +239,13 @@ __device__ bool wait_geq_relaxed(const unsigned long long *f, unsigned long long
         return true;
     }
     const unsigned long long t0 = globaltimer();
+    unsigned spins = 0;
     while ((seen = *p) < v) {
         if (globaltimer() - t0 > timeout_ns) {
             report_timeout(err, peer, GPU_STAGE_LLACK, v, seen);
+            return false;
+        }
+        if (0 == (++spins & 1023) && gave_up(err)) {
             return false;
         }
     }
@@ -695,7 +702,11 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                 t_stamp[GPU_LL_T_DECODED] = globaltimer();
             }
             if (!execute(a, c, cur)) {
-                return;   /* the host reports the timeout and parks the rest */
+                /* the host reports the timeout and parks block 0; blocks
+                 * polling for copied commands leave on this quit word
+                 * (every next is past 0), or they would poll forever */
+                st_release_gpu(quit, quit_word(a.gen, 0));
+                return;
             }
         }
         if (0 == threadIdx.x) {

@@ -187,7 +187,7 @@ typedef struct {
     struct ompi_op_t *op;
     int root;
 } mca_coll_gpu_hier_call_t;
-int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, int *ret);
+int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret);
 int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
                           ompi_request_t **req, int *ran);
 void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m);

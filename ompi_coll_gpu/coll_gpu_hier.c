@@ -36,9 +36,9 @@ static int mca_coll_gpu_nodes(mca_coll_gpu_module_t *m, int *node_of, uint64_t *
     int *lsize = calloc((size_t) n, sizeof(int)), *raw = malloc(sizeof(int) * (size_t) n);
     int nh = 0, nn = -1;
 
+    /* bounded by coll_gpu_timeout, like every setup exchange */
     if (NULL == hosts || NULL == host_of || NULL == lrank || NULL == lsize || NULL == raw ||
-        MPI_SUCCESS != m->prev.coll_allgather(&mine, 8, MPI_BYTE, hosts, 8, MPI_BYTE, m->comm,
-                                              m->prev.coll_allgather_module)) {
+        GPU_OK != mca_coll_gpu_boot_ops.allgather(m, &mine, hosts, sizeof(mine))) {
         goto out;
     }
     for (int r = 0; r < n; ++r) {
@@ -179,7 +179,7 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
 }
 #endif
 
-int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, int *ret)
+int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret)
 {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const int n = ompi_comm_size(m->comm);
@@ -197,7 +197,9 @@ int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, int *ret)
         return 0;
     }
     m->boot = MCA_COLL_GPU_BOOT_STAGED;
-    if (nnodes < 0) {
+    if (nnodes < 0 && m->fail_timeout) {
+        *ret = mca_coll_gpu_error(m, what, GPU_ERR_TIMEOUT, m->fail_peer);
+    } else if (nnodes < 0) {
         *ret = MPI_ERR_INTERN;
     } else if (!c->hier) {
         opal_output_verbose(1, c->output, "coll/gpu: %s spans %d nodes, coll_gpu_hier is 0: "

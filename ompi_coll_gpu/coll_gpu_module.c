@@ -333,12 +333,10 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int block
     if (MCA_COLL_GPU_BOOT_NONE != m->boot) {
         return MPI_SUCCESS;
     }
-    /* several nodes (or virtual nodes): the hierarchy decides */
-    if (mca_coll_gpu_hier_setup(m, &ret)) {
-        return ret;
-    }
     mca_coll_gpu_engine_params(&p, m->comm);
     if (!blocking) {
+        /* one node by Open MPI's locality (the engine's setup checks the
+         * hosts itself): no exchange before the steps from progress */
         st = gpu_engine_setup_begin(&mca_coll_gpu_boot_ops, m, ompi_comm_rank(m->comm),
                                     ompi_comm_size(m->comm), &p, 0, &m->setup);
         if (GPU_OK != st) {
@@ -347,6 +345,10 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int block
         m->boot = MCA_COLL_GPU_BOOT_SETUP;
         mca_coll_gpu_progress_needed();
         return MPI_SUCCESS;
+    }
+    /* several nodes (or virtual nodes): the hierarchy decides */
+    if (mca_coll_gpu_hier_setup(m, what, &ret)) {
+        return ret;
     }
     st = gpu_engine_comm_create(&mca_coll_gpu_boot_ops, m, ompi_comm_rank(m->comm),
                                 ompi_comm_size(m->comm), &p, &m->engine);

@@ -18,7 +18,6 @@
  */
 #include "ompi_config.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +31,10 @@
 
 #include "util/gpu_clock.h"
 
-/* the far end of the range Open MPI leaves to hcoll, whose tags start at
- * the other end: nothing else in Open MPI 4.1 or 5.0 sends on it */
-#define MCA_COLL_GPU_TAG (-INT_MAX + 7)
+/* Just above Open MPI's collective tags (-10 and down): no user tag can be
+ * negative, and pml/ucx, which keeps 24 bits of a tag, maps it above any
+ * user tag it allows (MPI_TAG_UB 2^23 - 1) */
+#define MCA_COLL_GPU_TAG (-9)
 
 struct mca_coll_gpu_xg_t {
     mca_coll_gpu_module_t *m;

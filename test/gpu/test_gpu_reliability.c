@@ -15,8 +15,7 @@
  *                return within coll_gpu_timeout + 2 s, an error string that
  *                names the collective, rank 1 and coll_gpu_timeout
  *   staged       run with coll_gpu_allreduce_algorithm staged: float sums of
- *                1..40 elements, MPI_UNSIGNED_LONG max above 2^63, int8 sums,
- *                a contiguous derived type with MPI_SUM
+ *                1..40 elements, MPI_UNSIGNED_LONG max above 2^63, int8 sums
  *   edge         count 0 and MPI_IN_PLACE in every collective that has them
  *   sticky       rank 0's CUDA context gets a sticky error (a trapping
  *                kernel); every rank's next Allreduce returns an error
@@ -283,6 +282,9 @@ static void scenario_timeout(size_t n, double limit)
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
         MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        /* Open MPI 4.1 reports a failed collective request through
+         * MPI_COMM_WORLD's handler, whatever its communicator */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         float *s = dev_input(n, 10), *r = dev_poisoned(n);
         if (kind < 2) {
             MPI_Allreduce(s, r, (int) n, MPI_FLOAT, MPI_SUM, c);
@@ -370,19 +372,6 @@ static void scenario_staged(void)
         CK(cudaFree(d));
     }
     record(ok, "staged: int8 sum allreduce, 1..64 elements");
-    /* a derived type of floats with a predefined op */
-    {
-        MPI_Datatype pair;
-        MPI_Type_contiguous(2, MPI_FLOAT, &pair);
-        MPI_Type_commit(&pair);
-        float *s = dev_input(34, 12), *r = dev_poisoned(34);
-        MPI_Allreduce(s, r, 17, pair, MPI_SUM, MPI_COMM_WORLD);
-        snprintf(what, sizeof(what), "staged: contiguous(2, float) with MPI_SUM, 17 elements");
-        record(check_sum(r, 34, 12, wsize), what);
-        MPI_Type_free(&pair);
-        CK(cudaFree(s));
-        CK(cudaFree(r));
-    }
 }
 
 static void scenario_edge(void)
