@@ -189,6 +189,37 @@ static gpu_status_t gpu_engine_map_peers(gpu_engine_comm_t *c, const gpu_boot_ha
 }
 
 
+/*
+ * Ranks that share a GPU and still run kernels that wait for each other
+ * (under MPS with coll_gpu_paced 0) need all their blocks resident at once:
+ * 4 ranks' two-shot kernels of 128 blocks of 1024 threads each on one
+ * H100 waited for blocks that could never be scheduled.  So every kernel
+ * gets at most half the SMs shared out among the ranks of the most shared
+ * GPU.  Every rank computes the same cap (busids and the smallest SM count
+ * are agreed), which the exchange kernel's slot layout needs.
+ */
+static void gpu_setup_share_cap(gpu_engine_comm_t *c)
+{
+    int share = 1, cap;
+    for (int i = 0; i < c->nranks; ++i) {
+        int k = 0;
+        for (int j = 0; j < c->nranks; ++j) {
+            k += 0 == strcmp(c->busid[i], c->busid[j]);
+        }
+        share = k > share ? k : share;
+    }
+    if (share < 2 || c->pk_sms < 2) {
+        return;
+    }
+    cap = c->pk_sms / (2 * share) > 0 ? c->pk_sms / (2 * share) : 1;
+    c->p.nblocks = c->p.nblocks > cap ? cap : c->p.nblocks;
+    c->p.xchg_nblocks = c->p.xchg_nblocks > cap ? cap : c->p.xchg_nblocks;
+    c->p.oneshot_blocks = c->p.oneshot_blocks > cap ? cap : c->p.oneshot_blocks;
+    c->p.persist_blocks = c->p.persist_blocks > cap ? cap : c->p.persist_blocks;
+    GPU_LOG(10, "rank %d: %d ranks share a GPU: kernels take at most %d blocks", c->rank, share,
+            cap);
+}
+
 static gpu_status_t gpu_setup_xchg(gpu_engine_setup_t *s, const void *sbuf, void *rbuf,
                                    size_t bytes)
 {
@@ -257,6 +288,13 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
             c->threads_any |= 0 != s->infos[i].pad;
         }
         c->hs_on = c->p.paced_scratch > 0 && gpu_engine_hs_wanted(c);
+        /* the persistent engine's blocks are cut alike everywhere, so the
+         * smallest GPU bounds them */
+        c->pk_sms = s->infos[0].info.sms;
+        for (int i = 1; i < n; ++i) {
+            c->pk_sms = s->infos[i].info.sms < c->pk_sms ? s->infos[i].info.sms : c->pk_sms;
+        }
+        gpu_setup_share_cap(c);
         s->hmine.status = gpu_engine_alloc_local(c, &s->hmine.handle);
         s->step = GPU_SETUP_HANDLES;
         return gpu_setup_xchg(s, &s->hmine, s->handles, sizeof(s->hmine));
@@ -284,12 +322,6 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
         if (c->hs_on) {
             GPU_LOG(1, "rank %d: ranks share a GPU: blocking calls host-paced (%zu bytes "
                     "staging)", c->rank, c->hs_bytes);
-        }
-        /* the persistent engine's blocks are cut alike everywhere, so the
-         * smallest GPU bounds them */
-        c->pk_sms = s->infos[0].info.sms;
-        for (int i = 1; i < n; ++i) {
-            c->pk_sms = s->infos[i].info.sms < c->pk_sms ? s->infos[i].info.sms : c->pk_sms;
         }
         s->step = GPU_SETUP_PK;
         return gpu_setup_vote(s, gpu_engine_pk_setup(c));

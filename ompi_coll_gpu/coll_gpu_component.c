@@ -3,8 +3,12 @@
  */
 #include "ompi_config.h"
 
+#include <dlfcn.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "coll_gpu.h"
 
@@ -255,6 +259,33 @@ static void mca_coll_gpu_log_sink(int level, const char *msg)
     }
 }
 
+/* Installs move (Spack, modules, a build tree copied to another host): the
+ * help file is also looked for from where this .so was loaded, as
+ * PREFIX/lib/openmpi/x.so -> PREFIX/share/gpucoll and build/.libs/x.so ->
+ * ompi_coll_gpu beside the build folder. */
+static void mca_coll_gpu_help_beside_so(void)
+{
+    static const char *const rel[] = { "/../../share/gpucoll", "/../../ompi_coll_gpu" };
+    char dir[4096], path[4200];
+    Dl_info info;
+    char *slash;
+
+    if (0 == dladdr((void *) &mca_coll_gpu_component, &info) || NULL == info.dli_fname) {
+        return;
+    }
+    snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+    if (NULL == (slash = strrchr(dir, '/'))) {
+        return;
+    }
+    *slash = '\0';
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); ++i) {
+        snprintf(path, sizeof(path), "%s%s", dir, rel[i]);
+        if (0 == access(path, R_OK)) {
+            (void) opal_show_help_add_dir(path);
+        }
+    }
+}
+
 static int mca_coll_gpu_open(void)
 {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
@@ -269,6 +300,7 @@ static int mca_coll_gpu_open(void)
 #ifdef GPUCOLL_HELP_DIR_BUILD
     (void) opal_show_help_add_dir(GPUCOLL_HELP_DIR_BUILD);
 #endif
+    mca_coll_gpu_help_beside_so();
     if (c->priority >= 0 && NULL != c->fallback && '\0' != c->fallback[0]) {
         (void) mca_coll_gpu_adopt_fallbacks(c->fallback);
     }

