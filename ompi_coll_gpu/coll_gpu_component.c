@@ -130,7 +130,9 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("oneshot_blocks", "Thread blocks of the one-shot allreduce, 1-128",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->oneshot_blocks);
     mca_coll_gpu_reg("timeout", "Seconds a rank waits for a peer inside a device collective "
-                     "before it reports which peer it waited for and fails the call",
+                     "(kernels, setup exchanges, host-paced rounds) before the call fails with "
+                     "an error whose MPI_Error_string names the collective, the peer and this "
+                     "parameter",
                      MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->timeout);
     mca_coll_gpu_reg("xchg_scratch_bytes", "Bytes of peer-visible scratch per rank and "
                      "communicator for every other device collective (split into 2 slots per "
@@ -193,8 +195,10 @@ static int mca_coll_gpu_register(void)
                      "the time-sliced GPU for the rest of its slice), 1 always, 0 never",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->paced);
     mca_coll_gpu_reg("paced_scratch_bytes", "Peer-visible staging per rank for host-paced "
-                     "rounds (two areas, one slot per receiver; larger messages take more "
-                     "rounds); 0 turns host pacing off",
+                     "rounds: blocking calls where ranks share a GPU, and every nonblocking "
+                     "call (two areas, one slot per receiver; larger messages take more "
+                     "rounds); 0 turns host pacing off (nonblocking calls then launch kernels "
+                     "that wait for peers)",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->paced_scratch_bytes);
     mca_coll_gpu_reg("nvtx", "1: mark every device collective with an NVTX range (name, "
