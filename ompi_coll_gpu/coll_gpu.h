@@ -276,6 +276,8 @@ void mca_coll_gpu_progress_needed(void);
 void mca_coll_gpu_drain(mca_coll_gpu_module_t *m);
 /* completes persistent requests whose round is done; called from it */
 int mca_coll_gpu_persistent_progress(void);
+/* completes nonblocking staged requests whose host collective is done */
+int mca_coll_gpu_staged_progress(void);
 
 /* collectives (blocking) */
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -287,53 +289,57 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
                                ompi_request_t **req);
 int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                  struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m);
-/* staged versions: device -> host, previous module, host -> device */
+                                  struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m,
+                                  ompi_request_t **req);
+/* staged versions: device -> host, previous module, host -> device; req
+ * non-NULL: the previous module's nonblocking form, completed (and copied
+ * back) by progress */
 int mca_coll_gpu_reduce_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t
     *dtype, struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-    mca_coll_base_module_t *module);
+    mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_scan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t
     *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t
-    *module);
+    *module, ompi_request_t **req);
 int mca_coll_gpu_exscan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t
     *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm, mca_coll_base_module_t
-    *module);
+    *module, ompi_request_t **req);
 int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_t *dtype, int root, struct
-    ompi_communicator_t *comm, mca_coll_base_module_t *module);
+    ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_allgather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
     void *rbuf, int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-    mca_coll_base_module_t *module);
+    mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
     void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype, struct
-    ompi_communicator_t *comm, mca_coll_base_module_t *module);
+    ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_alltoall_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void
     *rbuf, int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-    mca_coll_base_module_t *module);
+    mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls, struct
     ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *rdispls, struct
-    ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+    ompi_datatype_t *rdtype, struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+    ompi_request_t **req);
 int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const int *sdispls, struct
     ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls, struct
     ompi_datatype_t *const *rdtypes, struct ompi_communicator_t *comm, mca_coll_base_module_t
-    *module);
+    *module, ompi_request_t **req);
 int mca_coll_gpu_gather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void
     *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
-    mca_coll_base_module_t *module);
+    mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_gatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void
     *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype, int root, struct
-    ompi_communicator_t *comm, mca_coll_base_module_t *module);
+    ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_scatter_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void
     *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
-    mca_coll_base_module_t *module);
+    mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_scatterv_staged(const void *sbuf, const int *scounts, const int *displs, struct
     ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-    struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+    struct ompi_communicator_t *comm, mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_reduce_scatter_block_staged(const void *sbuf, void *rbuf, int rcount, struct
     ompi_datatype_t *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm,
-    mca_coll_base_module_t *module);
+    mca_coll_base_module_t *module, ompi_request_t **req);
 int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts, struct
     ompi_datatype_t *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm,
-    mca_coll_base_module_t *module);
+    mca_coll_base_module_t *module, ompi_request_t **req);
 void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m);
 /* The op a staged reduction hands the previous module: for a predefined op
  * one that folds with this project's functors (coll_gpu_hostop.c). */

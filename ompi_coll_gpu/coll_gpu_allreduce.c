@@ -51,8 +51,7 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    return mca_coll_gpu_fallback_done(
-        mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m), req);
+    return mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m, req);
 }
 
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

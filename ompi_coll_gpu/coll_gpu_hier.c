@@ -231,7 +231,10 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
     int ret = mca_coll_gpu_bootstrap(m, names[call->kind], NULL == req);
 
     *ran = MPI_SUCCESS != ret;
-    if (MPI_SUCCESS != ret || MCA_COLL_GPU_BOOT_HIER != m->boot) {
+    /* the hierarchy's steps block (host allreduces between nodes): a
+     * nonblocking call stages through the previous module's nonblocking
+     * form instead, which never waits for the peers at its start */
+    if (MPI_SUCCESS != ret || MCA_COLL_GPU_BOOT_HIER != m->boot || NULL != req) {
         return ret;
     }
 #if GPUCOLL_HAVE_UCX

@@ -343,10 +343,10 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int block
     int ret = MPI_SUCCESS;
 
     if (!blocking && (MCA_COLL_GPU_BOOT_NONE != m->boot || !mca_coll_gpu_one_node(m->comm))) {
-        if (MCA_COLL_GPU_BOOT_NONE != m->boot) {
-            return MPI_SUCCESS;
-        }
-        blocking = 1;   /* several nodes: the hierarchy's setup is blocking */
+        /* set up, setting up, or several nodes: the hierarchy's setup
+         * blocks (a split, UCX endpoints), so a nonblocking call leaves it
+         * to the first blocking one and stages meanwhile */
+        return MPI_SUCCESS;
     }
     if (blocking) {
         /* the setup (or anything else) a nonblocking call left running */

@@ -203,8 +203,7 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    return mca_coll_gpu_fallback_done(
-        mca_coll_gpu_bcast_staged(buf, count, dt, root, comm, module), req);
+    return mca_coll_gpu_bcast_staged(buf, count, dt, root, comm, module, req);
 }
 
 /* allgather (counts NULL) and allgatherv */
@@ -261,12 +260,10 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    return mca_coll_gpu_fallback_done(
-        NULL == rcounts
-            ? mca_coll_gpu_allgather_staged(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module)
+    return NULL == rcounts
+            ? mca_coll_gpu_allgather_staged(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module, req)
             : mca_coll_gpu_allgatherv_staged(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, comm,
-                                             module),
-        req);
+                                             module, req);
 }
 
 /* alltoall (counts NULL) and alltoallv */
@@ -319,12 +316,10 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    return mca_coll_gpu_fallback_done(
-        NULL == rcounts
-            ? mca_coll_gpu_alltoall_staged(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module)
+    return NULL == rcounts
+            ? mca_coll_gpu_alltoall_staged(sbuf, scount, sdt, rbuf, rcount, rdt, comm, module, req)
             : mca_coll_gpu_alltoallv_staged(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls,
-                                            rdt, comm, module),
-        req);
+                                            rdt, comm, module, req);
 }
 
 /* gather (counts NULL) and gatherv */
@@ -375,12 +370,10 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    return mca_coll_gpu_fallback_done(
-        NULL == rcounts ? mca_coll_gpu_gather_staged(sbuf, scount, sdt, rbuf, rcount, rdt, root,
-                                                     comm, module)
+    return NULL == rcounts ? mca_coll_gpu_gather_staged(sbuf, scount, sdt, rbuf, rcount, rdt, root,
+                                                     comm, module, req)
                         : mca_coll_gpu_gatherv_staged(sbuf, scount, sdt, rbuf, rcounts, displs,
-                                                      rdt, root, comm, module),
-        req);
+                                                      rdt, root, comm, module, req);
 }
 
 /* scatter (counts NULL) and scatterv */
@@ -430,12 +423,10 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    return mca_coll_gpu_fallback_done(
-        NULL == scounts ? mca_coll_gpu_scatter_staged(sbuf, scount, sdt, rbuf, rcount, rdt, root,
-                                                      comm, module)
+    return NULL == scounts ? mca_coll_gpu_scatter_staged(sbuf, scount, sdt, rbuf, rcount, rdt, root,
+                                                      comm, module, req)
                         : mca_coll_gpu_scatterv_staged(sbuf, scounts, displs, sdt, rbuf, rcount,
-                                                       rdt, root, comm, module),
-        req);
+                                                       rdt, root, comm, module, req);
 }
 
 /* ---- the module's entry points ------------------------------------------ */

@@ -65,8 +65,7 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    return mca_coll_gpu_fallback_done(
-        mca_coll_gpu_reduce_staged(sbuf, rbuf, count, dtype, op, root, comm, module), req);
+    return mca_coll_gpu_reduce_staged(sbuf, rbuf, count, dtype, op, root, comm, module, req);
 }
 
 static int gpu_scan_any(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -107,10 +106,8 @@ static int gpu_scan_any(const void *sbuf, void *rbuf, int count, struct ompi_dat
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    return mca_coll_gpu_fallback_done(
-        exclusive ? mca_coll_gpu_exscan_staged(sbuf, rbuf, count, dtype, op, comm, module)
-                  : mca_coll_gpu_scan_staged(sbuf, rbuf, count, dtype, op, comm, module),
-        req);
+    return exclusive ? mca_coll_gpu_exscan_staged(sbuf, rbuf, count, dtype, op, comm, module, req)
+                  : mca_coll_gpu_scan_staged(sbuf, rbuf, count, dtype, op, comm, module, req);
 }
 
 /* reduce_scatter_block (rcounts NULL) and reduce_scatter */
@@ -173,12 +170,10 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    return mca_coll_gpu_fallback_done(
-        NULL == rcounts ? mca_coll_gpu_reduce_scatter_block_staged(sbuf, rbuf, rcount, dtype, op,
-                                                                   comm, module)
+    return NULL == rcounts ? mca_coll_gpu_reduce_scatter_block_staged(sbuf, rbuf, rcount, dtype, op,
+                                                                   comm, module, req)
                         : mca_coll_gpu_reduce_scatter_staged(sbuf, rbuf, rcounts, dtype, op, comm,
-                                                             module),
-        req);
+                                                             module, req);
 }
 
 /* ---- the module's entry points ------------------------------------------ */

@@ -2,9 +2,9 @@
  * Nonblocking collectives that have no device-side algorithm (alltoallw,
  * whose per-peer datatypes the exchange kernel does not describe).  Open
  * MPI 4.1's libnbc would touch device memory from the CPU, so a device-
- * buffer call completes at initiation through the staged blocking path
- * and returns a completed request; MPI allows a nonblocking collective to
- * complete early.  Host-buffer calls go to the previous module untouched.
+ * buffer call runs libnbc's form on host copies, and progress copies the
+ * results back (coll_gpu_staged.c).  Host-buffer calls go to the previous
+ * module untouched.
  * The native nonblocking collectives live beside their blocking forms in
  * coll_gpu_native.c and coll_gpu_native_reduce.c.
  */
@@ -27,10 +27,8 @@ static int gpu_ialltoallw(const void *sbuf, const int *scounts, const int *sdisp
         return m->prev.coll_ialltoallw(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
                                        rdtypes, comm, request, m->prev.coll_ialltoallw_module);
     }
-    return mca_coll_gpu_fallback_done(
-        mca_coll_gpu_alltoallw_staged(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
-                                      rdtypes, comm, module),
-        request);
+    return mca_coll_gpu_alltoallw_staged(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
+                                         rdtypes, comm, module, request);
 }
 
 void mca_coll_gpu_install_nonblocking(mca_coll_gpu_module_t *m)

@@ -190,6 +190,7 @@ static int mca_coll_gpu_progress(void)
     }
     /* persistent requests whose round just completed complete in this pass */
     done += mca_coll_gpu_persistent_progress();
+    done += mca_coll_gpu_staged_progress();
     busy = 0;
     OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
     return done;

@@ -122,6 +122,102 @@ static int gpu_stage_done(gpu_stage_t *s, gpu_stage_t *r, int ret)
     return MPI_SUCCESS != ret ? ret : r2;
 }
 
+/*
+ * A nonblocking staged call runs the previous module's nonblocking form on
+ * the host copies: starting it never waits for the peers (a blocking
+ * collective inside a nonblocking start hangs a rank whose peer blocks on
+ * another communicator first).  This request completes once that one has:
+ * progress copies the results back and frees the copies.
+ */
+typedef struct gpu_sreq {
+    ompi_request_t super;
+    ompi_request_t *inner;
+    gpu_stage_t s, r;
+    int user_freed;
+    struct gpu_sreq *next;
+} gpu_sreq_t;
+
+OBJ_CLASS_INSTANCE(gpu_sreq_t, ompi_request_t, NULL, NULL);
+
+static gpu_sreq_t *gpu_sreq_active;
+
+static void gpu_sreq_release(gpu_sreq_t *q)
+{
+    OMPI_REQUEST_FINI(&q->super);
+    OBJ_RELEASE(q);
+}
+
+static int gpu_sreq_free(ompi_request_t **request)
+{
+    gpu_sreq_t *q = (gpu_sreq_t *) *request;
+    if (REQUEST_COMPLETE(&q->super)) {
+        gpu_sreq_release(q);
+    } else {
+        q->user_freed = 1;          /* progress releases it when done */
+    }
+    *request = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+/* Blocking (req NULL): copy back now.  Nonblocking: hand out the inner
+ * request itself when nothing was staged, else one that copies back. */
+static int gpu_stage_finish(gpu_stage_t *s, gpu_stage_t *r, int ret, ompi_request_t *inner,
+                            struct ompi_communicator_t *comm, ompi_request_t **req)
+{
+    gpu_sreq_t *q;
+
+    if (NULL == req || MPI_SUCCESS != ret) {
+        return gpu_stage_done(s, r, ret);
+    }
+    if (NULL == s->shadow && NULL == r->shadow) {
+        *req = inner;
+        return MPI_SUCCESS;
+    }
+    if (NULL == (q = OBJ_NEW(gpu_sreq_t))) {
+        ret = ompi_request_wait(&inner, MPI_STATUS_IGNORE);
+        return gpu_stage_done(s, r, ret);
+    }
+    mca_coll_gpu_request_prepare(&q->super, comm, false);
+    q->super.req_state = OMPI_REQUEST_ACTIVE;
+    q->super.req_free = gpu_sreq_free;
+    q->inner = inner;
+    q->s = *s;
+    q->r = *r;
+    q->user_freed = 0;
+    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+    q->next = gpu_sreq_active;
+    gpu_sreq_active = q;
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    mca_coll_gpu_progress_needed();
+    *req = &q->super;
+    return MPI_SUCCESS;
+}
+
+int mca_coll_gpu_staged_progress(void)
+{
+    gpu_sreq_t **link = &gpu_sreq_active;
+    int done = 0;
+
+    while (NULL != *link) {
+        gpu_sreq_t *q = *link;
+        if (!REQUEST_COMPLETE(q->inner)) {
+            link = &q->next;
+            continue;
+        }
+        *link = q->next;
+        const int status = q->inner->req_status.MPI_ERROR;
+        (void) ompi_request_free(&q->inner);
+        q->super.req_status.MPI_ERROR = gpu_stage_done(&q->s, &q->r, status);
+        if (q->user_freed) {
+            gpu_sreq_release(q);
+        } else {
+            ompi_request_complete(&q->super, true);
+        }
+        ++done;
+    }
+    return done;
+}
+
 static size_t gpu_v_extent(const int *counts, const int *displs, int n)
 {
     size_t hi = 0;
@@ -136,10 +232,12 @@ static size_t gpu_v_extent(const int *counts, const int *displs, int n)
 
 int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                  struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m)
+                                  struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m,
+                                  ompi_request_t **req)
 {
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
@@ -151,25 +249,30 @@ int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_allreduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm,
-                                 m->prev.coll_allreduce_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_iallreduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op),
+            comm, &inner, m->prev.coll_iallreduce_module)
+                     : m->prev.coll_allreduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm,
+                             m->prev.coll_allreduce_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_reduce_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                      mca_coll_base_module_t *module)
+                      mca_coll_base_module_t *module, ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!mca_coll_gpu_is_device(sbuf) && !(is_root && mca_coll_gpu_is_device(rbuf))) {
-        return m->prev.coll_reduce(sbuf, rbuf, count, dtype, op, root, comm,
-                                   m->prev.coll_reduce_module);
+        return (NULL != req ? m->prev.coll_ireduce(sbuf, rbuf, count, dtype, op, root, comm, req,
+                m->prev.coll_ireduce_module)
+                     : m->prev.coll_reduce(sbuf, rbuf, count, dtype, op, root, comm,
+                             m->prev.coll_reduce_module));
     }
     if (MPI_IN_PLACE != sbuf) {
         gpu_stage_extend(&s, (size_t) count, dtype, 0);
@@ -181,25 +284,32 @@ int mca_coll_gpu_reduce_staged(const void *sbuf, void *rbuf, int count, struct o
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_reduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op), root, comm,
-                              m->prev.coll_reduce_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_ireduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op), root,
+            comm, &inner, m->prev.coll_ireduce_module)
+                     : m->prev.coll_reduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op), root,
+                             comm, m->prev.coll_reduce_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 static int gpu_scan_like(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                         mca_coll_base_module_t *module, int exclusive)
+                         mca_coll_base_module_t *module, int exclusive, ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     mca_coll_base_module_scan_fn_t fn = exclusive ? m->prev.coll_exscan : m->prev.coll_scan;
     mca_coll_base_module_t *fm = exclusive ? m->prev.coll_exscan_module : m->prev.coll_scan_module;
+    mca_coll_base_module_iscan_fn_t ifn = exclusive ? m->prev.coll_iexscan : m->prev.coll_iscan;
+    mca_coll_base_module_t *ifm = exclusive ? m->prev.coll_iexscan_module
+                                            : m->prev.coll_iscan_module;
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
-        return fn(sbuf, rbuf, count, dtype, op, comm, fm);
+        return NULL != req ? ifn(sbuf, rbuf, count, dtype, op, comm, req, ifm)
+                           : fn(sbuf, rbuf, count, dtype, op, comm, fm);
     }
     if (MPI_IN_PLACE != sbuf) {
         gpu_stage_extend(&s, (size_t) count, dtype, 0);
@@ -210,59 +320,71 @@ static int gpu_scan_like(const void *sbuf, void *rbuf, int count, struct ompi_da
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = fn(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm, fm);
-    return gpu_stage_done(&s, &r, ret);
+    ret = NULL != req ? ifn(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm, &inner, ifm)
+                      : fn(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm, fm);
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_scan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                     struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                    mca_coll_base_module_t *module)
+                    mca_coll_base_module_t *module, ompi_request_t **req)
 {
-    return gpu_scan_like(sbuf, rbuf, count, dtype, op, comm, module, 0);
+    return gpu_scan_like(sbuf, rbuf, count, dtype, op, comm, module, 0, req);
 }
 
 int mca_coll_gpu_exscan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                      mca_coll_base_module_t *module)
+                      mca_coll_base_module_t *module, ompi_request_t **req)
 {
-    return gpu_scan_like(sbuf, rbuf, count, dtype, op, comm, module, 1);
+    return gpu_scan_like(sbuf, rbuf, count, dtype, op, comm, module, 1, req);
 }
 
 int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                     struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                     struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                     ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, NULL);
     gpu_stage_init(&r, buf);
     (void) sv;
     if (!mca_coll_gpu_is_device(buf)) {
-        return m->prev.coll_bcast(buf, count, dtype, root, comm, m->prev.coll_bcast_module);
+        return (NULL != req ? m->prev.coll_ibcast(buf, count, dtype, root, comm, req,
+                m->prev.coll_ibcast_module)
+                     : m->prev.coll_bcast(buf, count, dtype, root, comm,
+                             m->prev.coll_bcast_module));
     }
     gpu_stage_extend(&r, (size_t) count, dtype, 0);
     ret = gpu_stage_in(&r, ompi_comm_rank(comm) == root, &rv);
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_bcast(rv, count, dtype, root, comm, m->prev.coll_bcast_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_ibcast(rv, count, dtype, root, comm, &inner,
+            m->prev.coll_ibcast_module)
+                     : m->prev.coll_bcast(rv, count, dtype, root, comm, m->prev.coll_bcast_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_allgather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          int rcount, struct ompi_datatype_t *rdtype,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                         ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
-        return m->prev.coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                      m->prev.coll_allgather_module);
+        return (NULL != req ? m->prev.coll_iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                comm, req, m->prev.coll_iallgather_module)
+                     : m->prev.coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                             m->prev.coll_allgather_module));
     }
     if (MPI_IN_PLACE != sbuf) {
         gpu_stage_extend(&s, (size_t) scount, sdtype, 0);
@@ -272,25 +394,30 @@ int mca_coll_gpu_allgather_staged(const void *sbuf, int scount, struct ompi_data
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_allgather(sv, scount, sdtype, rv, rcount, rdtype, comm,
-                                 m->prev.coll_allgather_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_iallgather(sv, scount, sdtype, rv, rcount, rdtype, comm,
+            &inner, m->prev.coll_iallgather_module)
+                     : m->prev.coll_allgather(sv, scount, sdtype, rv, rcount, rdtype, comm,
+                             m->prev.coll_allgather_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                           void *rbuf, const int *rcounts, const int *displs,
                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                          mca_coll_base_module_t *module)
+                          mca_coll_base_module_t *module, ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
-        return m->prev.coll_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
-                                       m->prev.coll_allgatherv_module);
+        return (NULL != req ? m->prev.coll_iallgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs,
+                rdtype, comm, req, m->prev.coll_iallgatherv_module)
+                     : m->prev.coll_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                             comm, m->prev.coll_allgatherv_module));
     }
     if (MPI_IN_PLACE != sbuf) {
         gpu_stage_extend(&s, (size_t) scount, sdtype, 0);
@@ -300,25 +427,31 @@ int mca_coll_gpu_allgatherv_staged(const void *sbuf, int scount, struct ompi_dat
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_allgatherv(sv, scount, sdtype, rv, rcounts, displs, rdtype, comm,
-                                  m->prev.coll_allgatherv_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_iallgatherv(sv, scount, sdtype, rv, rcounts, displs, rdtype,
+            comm, &inner, m->prev.coll_iallgatherv_module)
+                     : m->prev.coll_allgatherv(sv, scount, sdtype, rv, rcounts, displs, rdtype,
+                             comm, m->prev.coll_allgatherv_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_alltoall_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                         int rcount, struct ompi_datatype_t *rdtype,
-                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                        ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     const size_t n = (size_t) ompi_comm_size(comm);
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
-        return m->prev.coll_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                     m->prev.coll_alltoall_module);
+        return (NULL != req ? m->prev.coll_ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                comm, req, m->prev.coll_ialltoall_module)
+                     : m->prev.coll_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                             m->prev.coll_alltoall_module));
     }
     if (MPI_IN_PLACE != sbuf) {
         gpu_stage_extend(&s, (size_t) scount * n, sdtype, 0);
@@ -328,26 +461,34 @@ int mca_coll_gpu_alltoall_staged(const void *sbuf, int scount, struct ompi_datat
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_alltoall(sv, scount, sdtype, rv, rcount, rdtype, comm,
-                                m->prev.coll_alltoall_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_ialltoall(sv, scount, sdtype, rv, rcount, rdtype, comm,
+            &inner, m->prev.coll_ialltoall_module)
+                     : m->prev.coll_alltoall(sv, scount, sdtype, rv, rcount, rdtype, comm,
+                             m->prev.coll_alltoall_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls,
                          struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                          const int *rdispls, struct ompi_datatype_t *rdtype,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                         ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     const int n = ompi_comm_size(comm);
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
-        return m->prev.coll_alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls,
-                                      rdtype, comm, m->prev.coll_alltoallv_module);
+        return (NULL != req ? m->prev.coll_ialltoallv(sbuf, scounts, sdispls, sdtype, rbuf,
+                rcounts, rdispls,
+                                      rdtype, comm, req, m->prev.coll_ialltoallv_module)
+                     : m->prev.coll_alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
+                             rdispls,
+                                      rdtype, comm, m->prev.coll_alltoallv_module));
     }
     if (MPI_IN_PLACE != sbuf) {
         gpu_stage_extend(&s, gpu_v_extent(scounts, sdispls, n), sdtype, 0);
@@ -357,27 +498,35 @@ int mca_coll_gpu_alltoallv_staged(const void *sbuf, const int *scounts, const in
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_alltoallv(sv, scounts, sdispls, sdtype, rv, rcounts, rdispls, rdtype, comm,
-                                 m->prev.coll_alltoallv_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_ialltoallv(sv, scounts, sdispls, sdtype, rv, rcounts,
+            rdispls, rdtype, comm, &inner, m->prev.coll_ialltoallv_module)
+                     : m->prev.coll_alltoallv(sv, scounts, sdispls, sdtype, rv, rcounts, rdispls,
+                             rdtype, comm, m->prev.coll_alltoallv_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const int *sdispls,
                          struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
                          const int *rdispls, struct ompi_datatype_t *const *rdtypes,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                         ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     const int n = ompi_comm_size(comm);
     int i;
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
-        return m->prev.coll_alltoallw(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
-                                      rdtypes, comm, m->prev.coll_alltoallw_module);
+        return (NULL != req ? m->prev.coll_ialltoallw(sbuf, scounts, sdispls, sdtypes, rbuf,
+                rcounts, rdispls,
+                                      rdtypes, comm, req, m->prev.coll_ialltoallw_module)
+                     : m->prev.coll_alltoallw(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts,
+                             rdispls,
+                                      rdtypes, comm, m->prev.coll_alltoallw_module));
     }
     for (i = 0; i < n; ++i) {
         if (MPI_IN_PLACE != sbuf) {
@@ -389,25 +538,33 @@ int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const in
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_alltoallw(sv, scounts, sdispls, sdtypes, rv, rcounts, rdispls, rdtypes,
-                                 comm, m->prev.coll_alltoallw_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_ialltoallw(sv, scounts, sdispls, sdtypes, rv, rcounts,
+            rdispls, rdtypes,
+                                 comm, &inner, m->prev.coll_ialltoallw_module)
+                     : m->prev.coll_alltoallw(sv, scounts, sdispls, sdtypes, rv, rcounts, rdispls,
+                             rdtypes,
+                                 comm, m->prev.coll_alltoallw_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_gather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                       int rcount, struct ompi_datatype_t *rdtype, int root,
-                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                      ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!mca_coll_gpu_is_device(sbuf) && !(is_root && mca_coll_gpu_is_device(rbuf))) {
-        return m->prev.coll_gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                                   m->prev.coll_gather_module);
+        return (NULL != req ? m->prev.coll_igather(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                root, comm, req, m->prev.coll_igather_module)
+                     : m->prev.coll_gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
+                             m->prev.coll_gather_module));
     }
     if (MPI_IN_PLACE != sbuf) {
         gpu_stage_extend(&s, (size_t) scount, sdtype, 0);
@@ -419,25 +576,33 @@ int mca_coll_gpu_gather_staged(const void *sbuf, int scount, struct ompi_datatyp
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_gather(sv, scount, sdtype, rv, rcount, rdtype, root, comm,
-                              m->prev.coll_gather_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_igather(sv, scount, sdtype, rv, rcount, rdtype, root, comm,
+            &inner, m->prev.coll_igather_module)
+                     : m->prev.coll_gather(sv, scount, sdtype, rv, rcount, rdtype, root, comm,
+                             m->prev.coll_gather_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_gatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                        const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-                       int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                       int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                       ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!mca_coll_gpu_is_device(sbuf) && !(is_root && mca_coll_gpu_is_device(rbuf))) {
-        return m->prev.coll_gatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root,
-                                    comm, m->prev.coll_gatherv_module);
+        return (NULL != req ? m->prev.coll_igatherv(sbuf, scount, sdtype, rbuf, rcounts, displs,
+                rdtype, root,
+                                    comm, req, m->prev.coll_igatherv_module)
+                     : m->prev.coll_gatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                             root,
+                                    comm, m->prev.coll_gatherv_module));
     }
     if (MPI_IN_PLACE != sbuf) {
         gpu_stage_extend(&s, (size_t) scount, sdtype, 0);
@@ -449,25 +614,31 @@ int mca_coll_gpu_gatherv_staged(const void *sbuf, int scount, struct ompi_dataty
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_gatherv(sv, scount, sdtype, rv, rcounts, displs, rdtype, root, comm,
-                               m->prev.coll_gatherv_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_igatherv(sv, scount, sdtype, rv, rcounts, displs, rdtype,
+            root, comm, &inner, m->prev.coll_igatherv_module)
+                     : m->prev.coll_gatherv(sv, scount, sdtype, rv, rcounts, displs, rdtype, root,
+                             comm, m->prev.coll_gatherv_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_scatter_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                        int rcount, struct ompi_datatype_t *rdtype, int root,
-                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                       ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!(is_root && mca_coll_gpu_is_device(sbuf)) && !mca_coll_gpu_is_device(rbuf)) {
-        return m->prev.coll_scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                                    m->prev.coll_scatter_module);
+        return (NULL != req ? m->prev.coll_iscatter(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                root, comm, req, m->prev.coll_iscatter_module)
+                     : m->prev.coll_scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
+                             m->prev.coll_scatter_module));
     }
     if (is_root) {
         gpu_stage_extend(&s, (size_t) scount * (size_t) ompi_comm_size(comm), sdtype, 0);
@@ -479,26 +650,34 @@ int mca_coll_gpu_scatter_staged(const void *sbuf, int scount, struct ompi_dataty
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_scatter(sv, scount, sdtype, rv, rcount, rdtype, root, comm,
-                               m->prev.coll_scatter_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_iscatter(sv, scount, sdtype, rv, rcount, rdtype, root, comm,
+            &inner, m->prev.coll_iscatter_module)
+                     : m->prev.coll_scatter(sv, scount, sdtype, rv, rcount, rdtype, root, comm,
+                             m->prev.coll_scatter_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_scatterv_staged(const void *sbuf, const int *scounts, const int *displs,
                         struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                         struct ompi_datatype_t *rdtype, int root,
-                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                        ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     const int is_root = ompi_comm_rank(comm) == root;
     if (!(is_root && mca_coll_gpu_is_device(sbuf)) && !mca_coll_gpu_is_device(rbuf)) {
-        return m->prev.coll_scatterv(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root,
-                                     comm, m->prev.coll_scatterv_module);
+        return (NULL != req ? m->prev.coll_iscatterv(sbuf, scounts, displs, sdtype, rbuf, rcount,
+                rdtype, root,
+                                     comm, req, m->prev.coll_iscatterv_module)
+                     : m->prev.coll_scatterv(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
+                             root,
+                                     comm, m->prev.coll_scatterv_module));
     }
     if (is_root) {
         gpu_stage_extend(&s, gpu_v_extent(scounts, displs, ompi_comm_size(comm)), sdtype, 0);
@@ -510,27 +689,32 @@ int mca_coll_gpu_scatterv_staged(const void *sbuf, const int *scounts, const int
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_scatterv(sv, scounts, displs, sdtype, rv, rcount, rdtype, root, comm,
-                                m->prev.coll_scatterv_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_iscatterv(sv, scounts, displs, sdtype, rv, rcount, rdtype,
+            root, comm, &inner, m->prev.coll_iscatterv_module)
+                     : m->prev.coll_scatterv(sv, scounts, displs, sdtype, rv, rcount, rdtype, root,
+                             comm, m->prev.coll_scatterv_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_reduce_scatter_block_staged(const void *sbuf, void *rbuf, int rcount,
                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                     struct ompi_communicator_t *comm,
-                                    mca_coll_base_module_t *module)
+                                    mca_coll_base_module_t *module, ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
     const size_t n = (size_t) ompi_comm_size(comm);
     const int in_place = MPI_IN_PLACE == sbuf;
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
-        return m->prev.coll_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
-                                                 m->prev.coll_reduce_scatter_block_module);
+        return (NULL != req ? m->prev.coll_ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op,
+                comm, req, m->prev.coll_ireduce_scatter_block_module)
+                     : m->prev.coll_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+                             m->prev.coll_reduce_scatter_block_module));
     }
     if (!in_place) {
         gpu_stage_extend(&s, (size_t) rcount * n, dtype, 0);
@@ -540,18 +724,23 @@ int mca_coll_gpu_reduce_scatter_block_staged(const void *sbuf, void *rbuf, int r
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_reduce_scatter_block(sv, rv, rcount, dtype, mca_coll_gpu_host_op(op), comm,
-                                            m->prev.coll_reduce_scatter_block_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_ireduce_scatter_block(sv, rv, rcount, dtype,
+            mca_coll_gpu_host_op(op), comm, &inner, m->prev.coll_ireduce_scatter_block_module)
+                     : m->prev.coll_reduce_scatter_block(sv, rv, rcount, dtype,
+                             mca_coll_gpu_host_op(op), comm,
+                             m->prev.coll_reduce_scatter_block_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
 int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
+                              ompi_request_t **req)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     gpu_stage_t s, r;
     void *sv, *rv;
+    ompi_request_t *inner = NULL;
     int ret;
     gpu_stage_init(&s, sbuf);
     gpu_stage_init(&r, rbuf);
@@ -559,8 +748,10 @@ int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *
     size_t total = 0;
     int i;
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
-        return m->prev.coll_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
-                                           m->prev.coll_reduce_scatter_module);
+        return (NULL != req ? m->prev.coll_ireduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
+                req, m->prev.coll_ireduce_scatter_module)
+                     : m->prev.coll_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
+                             m->prev.coll_reduce_scatter_module));
     }
     for (i = 0; i < n; ++i) {
         total += (size_t) rcounts[i];
@@ -573,26 +764,27 @@ int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *
     if (MPI_SUCCESS != ret) {
         return ret;
     }
-    ret = m->prev.coll_reduce_scatter(sv, rv, rcounts, dtype, mca_coll_gpu_host_op(op), comm,
-                                      m->prev.coll_reduce_scatter_module);
-    return gpu_stage_done(&s, &r, ret);
+    ret = (NULL != req ? m->prev.coll_ireduce_scatter(sv, rv, rcounts, dtype,
+            mca_coll_gpu_host_op(op), comm, &inner, m->prev.coll_ireduce_scatter_module)
+                     : m->prev.coll_reduce_scatter(sv, rv, rcounts, dtype,
+                             mca_coll_gpu_host_op(op), comm, m->prev.coll_reduce_scatter_module));
+    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
 
+static int gpu_alltoallw_blocking(const void *sbuf, const int *scounts, const int *sdispls,
+                                  struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                  const int *rcounts, const int *rdispls,
+                                  struct ompi_datatype_t *const *rdtypes,
+                                  struct ompi_communicator_t *comm,
+                                  mca_coll_base_module_t *module)
+{
+    return mca_coll_gpu_alltoallw_staged(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
+                                         rdtypes, comm, module, NULL);
+}
+
+/* Every other collective has an entry point of its own (native, allreduce)
+ * that stages what the GPU path does not take. */
 void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m)
 {
-    m->super.coll_allgather = mca_coll_gpu_allgather_staged;
-    m->super.coll_allgatherv = mca_coll_gpu_allgatherv_staged;
-    m->super.coll_alltoall = mca_coll_gpu_alltoall_staged;
-    m->super.coll_alltoallv = mca_coll_gpu_alltoallv_staged;
-    m->super.coll_alltoallw = mca_coll_gpu_alltoallw_staged;
-    m->super.coll_bcast = mca_coll_gpu_bcast_staged;
-    m->super.coll_exscan = mca_coll_gpu_exscan_staged;
-    m->super.coll_gather = mca_coll_gpu_gather_staged;
-    m->super.coll_gatherv = mca_coll_gpu_gatherv_staged;
-    m->super.coll_reduce = mca_coll_gpu_reduce_staged;
-    m->super.coll_reduce_scatter = mca_coll_gpu_reduce_scatter_staged;
-    m->super.coll_reduce_scatter_block = mca_coll_gpu_reduce_scatter_block_staged;
-    m->super.coll_scan = mca_coll_gpu_scan_staged;
-    m->super.coll_scatter = mca_coll_gpu_scatter_staged;
-    m->super.coll_scatterv = mca_coll_gpu_scatterv_staged;
+    m->super.coll_alltoallw = gpu_alltoallw_blocking;
 }

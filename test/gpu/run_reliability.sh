@@ -43,7 +43,7 @@ one() { # np, scenario, bytes, mpirun args...
 }
 for np in $NPS; do
   for by in $SIZES; do
-    for sc in cross blocking persistent; do
+    for sc in cross blocking persistent userop; do
       one "$np" "$sc" "$by" "$@"
     done
   done
@@ -53,6 +53,11 @@ for np in $NPS; do
   one "$np" edge 0 "$@"
 done
 one 2 timeout 16777216 "$@"
+# across (virtual) nodes: nonblocking calls stage through libnbc's forms
+for sc in cross blocking; do
+  one 2 "$sc" 262144 --mca coll_gpu_virtual_nodes 2 "$@"
+  one 4 "$sc" 8 --mca coll_gpu_virtual_nodes 2 "$@"
+done
 one 2 threads 8 "$@"
 one 2 threads 262144 "$@"
 one 2 sticky 8 "$@"

@@ -10,6 +10,8 @@
  *                also Ibcast/Iallgather pairs; Waitall
  *   blocking     even ranks: Ibcast on A, Allreduce on B, Wait; odd ranks:
  *                Allreduce on B, Ibcast on A, Wait
+ *   userop       the cross program on the staged path: a user-defined op, and
+ *                a bcast of a non-contiguous type (libnbc's forms on host copies)
  *   persistent   MPIX_Allreduce_init on A and B, Startall in opposite orders
  *   timeout      rank 1 stops calling: the others' Allreduce / Iallreduce
  *                return within coll_gpu_timeout + 2 s, an error string that
@@ -30,6 +32,7 @@
 #include <mpi.h>
 #include <mpi-ext.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -188,6 +191,65 @@ static void scenario_cross(size_t n)
         MPI_Comm_free(&a);
         MPI_Comm_free(&b);
     }
+}
+
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void) t;
+    for (int i = 0; i < *len; ++i) {
+        ((float *) inout)[i] += ((const float *) in)[i];
+    }
+}
+
+static void scenario_userop(size_t n)
+{
+    char what[160];
+    MPI_Comm a, b;
+    MPI_Op op;
+    MPI_Datatype every2;
+    MPI_Op_create(user_sum, 1, &op);
+    MPI_Type_vector((int) n, 1, 2, MPI_FLOAT, &every2);
+    MPI_Type_commit(&every2);
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    MPI_Comm_dup(MPI_COMM_WORLD, &b);
+    for (int rep = 0; rep < 3; ++rep) {
+        float *sa = dev_input(n, 40), *sb = dev_input(n, 41);
+        float *ra = dev_poisoned(n), *rb = dev_poisoned(n);
+        float *v = 0 == wrank ? dev_input(2 * n, 42) : dev_poisoned(2 * n);
+        MPI_Request rq[3];
+        if (0 == wrank % 2) {
+            MPI_Iallreduce(sa, ra, (int) n, MPI_FLOAT, op, a, &rq[0]);
+            MPI_Ibcast(v, 1, every2, 0, a, &rq[2]);
+            MPI_Iallreduce(sb, rb, (int) n, MPI_FLOAT, op, b, &rq[1]);
+        } else {
+            MPI_Iallreduce(sb, rb, (int) n, MPI_FLOAT, op, b, &rq[1]);
+            MPI_Iallreduce(sa, ra, (int) n, MPI_FLOAT, op, a, &rq[0]);
+            MPI_Ibcast(v, 1, every2, 0, a, &rq[2]);
+        }
+        MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
+        int ok = check_sum(ra, n, 40, wsize) && check_sum(rb, n, 41, wsize);
+        {   /* the even elements came from rank 0, the odd ones stay */
+            float *h = malloc(2 * n * sizeof(float));
+            CK(cudaMemcpy(h, v, 2 * n * sizeof(float), cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < n && ok; ++i) {
+                ok = h[2 * i] == val(0, 2 * i, 42) &&
+                     (0 == wrank ? h[2 * i + 1] == val(0, 2 * i + 1, 42) : isnan(h[2 * i + 1]));
+            }
+            free(h);
+        }
+        snprintf(what, sizeof(what), "userop: user-op Iallreduce A/B and a strided Ibcast, "
+                 "crossed, %zu B, round %d", n * 4, rep);
+        record(ok, what);
+        CK(cudaFree(sa));
+        CK(cudaFree(sb));
+        CK(cudaFree(ra));
+        CK(cudaFree(rb));
+        CK(cudaFree(v));
+    }
+    MPI_Comm_free(&a);
+    MPI_Comm_free(&b);
+    MPI_Type_free(&every2);
+    MPI_Op_free(&op);
 }
 
 static void scenario_blocking(size_t n)
@@ -640,6 +702,8 @@ int main(int argc, char **argv)
     CK(cudaSetDevice(wrank % ndev));
     if (0 == strcmp(sc, "cross")) {
         scenario_cross(n);
+    } else if (0 == strcmp(sc, "userop")) {
+        scenario_userop(n);
     } else if (0 == strcmp(sc, "blocking")) {
         scenario_blocking(n);
     } else if (0 == strcmp(sc, "persistent")) {
