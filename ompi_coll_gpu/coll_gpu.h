@@ -128,6 +128,7 @@ typedef struct mca_coll_gpu_module_t {
      * them first (coll_gpu_request.c) */
     struct mca_coll_gpu_request_t *q_head, *q_tail;
     gpu_engine_setup_t *setup;        /* while boot is SETUP */
+    gpu_status_t setup_status;        /* why a setup from progress failed */
     int fail_peer;                    /* the rank a failed host exchange waited for */
     int fail_timeout;
 } mca_coll_gpu_module_t;
@@ -274,6 +275,9 @@ void mca_coll_gpu_progress_needed(void);
 /* A blocking device call on m first lets m's nonblocking ones finish (they
  * use the same staging and host exchanges); bounded by their own waits. */
 void mca_coll_gpu_drain(mca_coll_gpu_module_t *m);
+/* A setup begun for a nonblocking call runs from progress: 0 when too many
+ * are in flight already (the caller then does not begin one). */
+int mca_coll_gpu_setup_track(mca_coll_gpu_module_t *m);
 /* completes persistent requests whose round is done; called from it */
 int mca_coll_gpu_persistent_progress(void);
 /* completes nonblocking staged requests whose host collective is done */

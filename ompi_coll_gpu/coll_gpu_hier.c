@@ -228,13 +228,19 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
 {
     static const char *const names[] = { "allreduce", "bcast", "reduce", "allgather",
                                          "reduce_scatter_block" };
-    int ret = mca_coll_gpu_bootstrap(m, names[call->kind], NULL == req);
+    int ret;
 
-    *ran = MPI_SUCCESS != ret;
     /* the hierarchy's steps block (host allreduces between nodes): a
      * nonblocking call stages through the previous module's nonblocking
-     * form instead, which never waits for the peers at its start */
-    if (MPI_SUCCESS != ret || MCA_COLL_GPU_BOOT_HIER != m->boot || NULL != req) {
+     * form instead, which never waits for the peers at its start; nor does
+     * it begin any setup here (the native path does, where it takes it) */
+    *ran = 0;
+    if (NULL != req) {
+        return MPI_SUCCESS;
+    }
+    ret = mca_coll_gpu_bootstrap(m, names[call->kind], 1);
+    *ran = MPI_SUCCESS != ret;
+    if (MPI_SUCCESS != ret || MCA_COLL_GPU_BOOT_HIER != m->boot) {
         return ret;
     }
 #if GPUCOLL_HAVE_UCX

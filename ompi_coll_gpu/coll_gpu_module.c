@@ -94,6 +94,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->hier = NULL;
     m->q_head = m->q_tail = NULL;
     m->setup = NULL;
+    m->setup_status = GPU_OK;
     m->fail_peer = -1;
     m->fail_timeout = 0;
 }
@@ -358,7 +359,8 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int block
     mca_coll_gpu_engine_params(&p, m->comm);
     if (!blocking) {
         /* one node by Open MPI's locality (the engine's setup checks the
-         * hosts itself): no exchange before the steps from progress */
+         * hosts itself): no exchange before the steps from progress.  Every
+         * rank takes this branch at the same call, so all begin it there. */
         st = gpu_engine_setup_begin(&mca_coll_gpu_boot_ops, m, ompi_comm_rank(m->comm),
                                     ompi_comm_size(m->comm), &p, 0, &m->setup);
         if (GPU_OK != st) {
@@ -366,6 +368,18 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int block
         }
         m->boot = MCA_COLL_GPU_BOOT_SETUP;
         mca_coll_gpu_progress_needed();
+        if (!mca_coll_gpu_setup_track(m)) {
+            /* 64 setups in flight: finish this one here (rare; it blocks) */
+            while (GPU_INPROGRESS == (st = gpu_engine_setup_step(m->setup, &m->engine))) {
+                opal_progress();
+            }
+            m->setup = NULL;
+            if (GPU_OK != st) {
+                return mca_coll_gpu_boot_failed(m, what, st);
+            }
+            m->boot = MCA_COLL_GPU_BOOT_READY;
+            mca_coll_gpu_topo_setup(m);
+        }
         return MPI_SUCCESS;
     }
     /* several nodes (or virtual nodes): the hierarchy decides */

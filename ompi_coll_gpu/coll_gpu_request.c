@@ -94,6 +94,56 @@ static gpu_status_t mca_coll_gpu_request_launch(mca_coll_gpu_request_t *r)
     return st;
 }
 
+/* Communicators whose setup runs from progress, whether or not a request
+ * of theirs waits for it (a nonblocking call that then staged started it
+ * too); each holds a reference to its module until the setup ends. */
+static mca_coll_gpu_module_t *mca_coll_gpu_setups[64];
+static int mca_coll_gpu_nsetups;
+
+int mca_coll_gpu_setup_track(mca_coll_gpu_module_t *m)
+{
+    int ok;
+    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+    ok = mca_coll_gpu_nsetups < (int) (sizeof(mca_coll_gpu_setups) /
+                                       sizeof(mca_coll_gpu_setups[0]));
+    if (ok) {
+        OBJ_RETAIN(m);
+        mca_coll_gpu_setups[mca_coll_gpu_nsetups++] = m;
+    }
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    return ok;
+}
+
+/* Step every setup in flight; the lock is held. */
+static void mca_coll_gpu_setups_progress(void)
+{
+    for (int i = 0; i < mca_coll_gpu_nsetups;) {
+        mca_coll_gpu_module_t *m = mca_coll_gpu_setups[i];
+        const gpu_status_t st = gpu_engine_setup_step(m->setup, &m->engine);
+        if (GPU_INPROGRESS == st) {
+            ++i;
+            continue;
+        }
+        mca_coll_gpu_setups[i] = mca_coll_gpu_setups[--mca_coll_gpu_nsetups];
+        m->setup = NULL;
+        if (GPU_OK == st) {
+            m->boot = MCA_COLL_GPU_BOOT_READY;
+            mca_coll_gpu_topo_setup(m);
+        } else {
+            /* later calls stage; the ones already started cannot, the
+             * staged forms would block inside progress */
+            m->boot = MCA_COLL_GPU_BOOT_STAGED;
+            m->engine = NULL;
+            m->setup_status = st;
+            if (NULL != m->q_head) {
+                mca_coll_gpu_show_help("setup-failed-nonblocking", m->comm->c_name,
+                                       gpu_status_string(st));
+            }
+        }
+        OBJ_RELEASE(m);
+    }
+}
+
 /* What a pass can do for the head request of its communicator. */
 static gpu_status_t mca_coll_gpu_request_advance(mca_coll_gpu_request_t *r)
 {
@@ -101,25 +151,11 @@ static gpu_status_t mca_coll_gpu_request_advance(mca_coll_gpu_request_t *r)
     gpu_status_t st;
 
     if (MCA_COLL_GPU_BOOT_SETUP == m->boot) {
-        st = gpu_engine_setup_step(m->setup, &m->engine);
-        if (GPU_INPROGRESS == st) {
-            return st;
-        }
-        m->setup = NULL;
-        if (GPU_OK != st) {
-            /* later calls stage; the ones already started cannot, the
-             * staged forms would block inside progress */
-            m->boot = MCA_COLL_GPU_BOOT_STAGED;
-            m->engine = NULL;
-            mca_coll_gpu_show_help("setup-failed-nonblocking", m->comm->c_name,
-                                   gpu_status_string(st));
-            return GPU_ERR_UNSUPPORTED == st ? GPU_ERR_INVALID : st;
-        }
-        m->boot = MCA_COLL_GPU_BOOT_READY;
-        mca_coll_gpu_topo_setup(m);
+        return GPU_INPROGRESS;
     }
     if (NULL == m->engine) {
-        return GPU_ERR_INVALID;
+        st = m->setup_status;
+        return GPU_OK == st || GPU_ERR_UNSUPPORTED == st ? GPU_ERR_INVALID : st;
     }
     if (r->deferred) {
         st = mca_coll_gpu_request_launch(r);
@@ -165,6 +201,7 @@ static int mca_coll_gpu_progress(void)
         return 0;
     }
     busy = 1;
+    mca_coll_gpu_setups_progress();
     for (r = mca_coll_gpu_pending_head; NULL != r; r = next) {
         gpu_status_t st = GPU_INPROGRESS;
         next = r->next;
@@ -200,7 +237,7 @@ void mca_coll_gpu_drain(mca_coll_gpu_module_t *m)
 {
     for (;;) {
         OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
-        const int empty = NULL == m->q_head;
+        const int empty = NULL == m->q_head && MCA_COLL_GPU_BOOT_SETUP != m->boot;
         OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
         if (empty) {
             return;
