@@ -256,10 +256,31 @@ void mca_coll_gpu_trace_fini(void);
 typedef struct mca_coll_gpu_request_t mca_coll_gpu_request_t;
 int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **request,
                                mca_coll_gpu_request_t **out);
+/*
+ * What every request of this component starts with.  Open MPI 4.1 casts the
+ * request of a nonblocking or persistent collective to its
+ * ompi_coll_base_nbc_request_t and, for a user op or a derived datatype,
+ * keeps the object alive in the fields after ompi_request_t until the
+ * request completes (ompi_coll_base_retain_op and friends).  Its header
+ * needs ones Debian does not install, so the layout is repeated here; a
+ * request that did not leave room had its own fields overwritten.
+ */
+typedef struct {
+    ompi_request_t super;
+    union {
+        ompi_request_complete_fn_t req_complete_cb;
+        ompi_request_free_fn_t req_free;
+    } cb;
+    void *req_complete_cb_data;
+    union {
+        void *pair[2];
+    } data;
+} mca_coll_gpu_nbc_request_t;
+
 /* The fields every request of this component starts with: a collective
- * request on comm that cannot be cancelled, empty status; persistent ones
- * start inactive (coll_gpu_persistent.c). */
-void mca_coll_gpu_request_prepare(ompi_request_t *r, struct ompi_communicator_t *comm,
+ * request on comm that cannot be cancelled, empty status, nothing retained;
+ * persistent ones start inactive (coll_gpu_persistent.c). */
+void mca_coll_gpu_request_prepare(mca_coll_gpu_nbc_request_t *r, struct ompi_communicator_t *comm,
                                   bool persistent);
 gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r);
 /* Keep the call in the request.  1: it waits for its turn (the setup, or
@@ -280,6 +301,8 @@ void mca_coll_gpu_drain(mca_coll_gpu_module_t *m);
 int mca_coll_gpu_setup_track(mca_coll_gpu_module_t *m);
 /* completes persistent requests whose round is done; called from it */
 int mca_coll_gpu_persistent_progress(void);
+/* returns what persistent requests still hold at component close */
+void mca_coll_gpu_persistent_fini(void);
 /* completes nonblocking staged requests whose host collective is done */
 int mca_coll_gpu_staged_progress(void);
 

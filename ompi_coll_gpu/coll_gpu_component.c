@@ -336,6 +336,7 @@ void mca_coll_gpu_show_help(const char *topic, ...)
 static int mca_coll_gpu_close(void)
 {
     mca_coll_gpu_request_fini();
+    mca_coll_gpu_persistent_fini();
     mca_coll_gpu_trace_fini();
     gpu_log_set_sink(NULL, 0);
     if (mca_coll_gpu_component.output >= 0) {

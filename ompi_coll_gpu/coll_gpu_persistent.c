@@ -52,7 +52,7 @@ typedef struct {
 } gpu_pcoll_args_t;
 
 typedef struct mca_coll_gpu_preq_t {
-    ompi_request_t super;
+    mca_coll_gpu_nbc_request_t super;   /* first: Open MPI casts to it */
     mca_coll_gpu_module_t *module;
     gpu_pcoll_args_t args;
     ompi_request_t *round;           /* this start's nonblocking request */
@@ -63,6 +63,8 @@ typedef struct mca_coll_gpu_preq_t {
 OBJ_CLASS_INSTANCE(mca_coll_gpu_preq_t, ompi_request_t, NULL, NULL);
 
 static mca_coll_gpu_preq_t *gpu_preq_active;
+
+static mca_coll_gpu_preq_t *gpu_preq_zombie;
 
 static void gpu_preq_release(mca_coll_gpu_preq_t *r)
 {
@@ -76,21 +78,38 @@ static void gpu_preq_release(mca_coll_gpu_preq_t *r)
         OBJ_RELEASE(r->args.op);
     }
     OBJ_RELEASE(r->module);
-    OMPI_REQUEST_FINI(&r->super);
-    OBJ_RELEASE(r);
+    OMPI_REQUEST_FINI(&r->super.super);
+    /* Open MPI's wrapper of req_free (a persistent request that retained
+     * a user op or derived type) reads the request after our free returns:
+     * the memory goes back one free later, or at component close */
+    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+    mca_coll_gpu_preq_t *prev = gpu_preq_zombie;
+    gpu_preq_zombie = r;
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    if (NULL != prev) {
+        OBJ_RELEASE(prev);
+    }
+}
+
+void mca_coll_gpu_persistent_fini(void)
+{
+    if (NULL != gpu_preq_zombie) {
+        OBJ_RELEASE(gpu_preq_zombie);
+        gpu_preq_zombie = NULL;
+    }
 }
 
 /* This round's request done: the persistent one completes (inactive again
  * once MPI_Wait/Test has seen it). */
 static void gpu_preq_finish(mca_coll_gpu_preq_t *r)
 {
-    r->super.req_status.MPI_ERROR = r->round->req_status.MPI_ERROR;
+    r->super.super.req_status.MPI_ERROR = r->round->req_status.MPI_ERROR;
     (void) ompi_request_free(&r->round);
     r->round = NULL;
     if (r->user_freed) {
         gpu_preq_release(r);
     } else {
-        ompi_request_complete(&r->super, true);
+        ompi_request_complete(&r->super.super, true);
     }
 }
 
@@ -173,14 +192,14 @@ static int gpu_preq_start(size_t count, ompi_request_t **requests)
         mca_coll_gpu_preq_t *r = (mca_coll_gpu_preq_t *) requests[i];
         int ret;
 
-        r->super.req_state = OMPI_REQUEST_ACTIVE;
-        r->super.req_complete = REQUEST_PENDING;
-        r->super.req_status.MPI_ERROR = MPI_SUCCESS;
+        r->super.super.req_state = OMPI_REQUEST_ACTIVE;
+        r->super.super.req_complete = REQUEST_PENDING;
+        r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
         r->round = NULL;
         ret = gpu_preq_issue(r);
         if (MPI_SUCCESS != ret || NULL == r->round) {
-            r->super.req_state = OMPI_REQUEST_INACTIVE;
-            r->super.req_complete = REQUEST_COMPLETED;
+            r->super.super.req_state = OMPI_REQUEST_INACTIVE;
+            r->super.super.req_complete = REQUEST_COMPLETED;
             return MPI_SUCCESS != ret ? ret : MPI_ERR_INTERN;
         }
         if (REQUEST_COMPLETE(r->round)) {
@@ -219,8 +238,8 @@ static int gpu_preq_new(mca_coll_base_module_t *module, const gpu_pcoll_args_t *
         return MPI_ERR_NO_MEM;
     }
     mca_coll_gpu_request_prepare(&r->super, m->comm, true);
-    r->super.req_start = gpu_preq_start;
-    r->super.req_free = gpu_preq_free;
+    r->super.super.req_start = gpu_preq_start;
+    r->super.super.req_free = gpu_preq_free;
     r->args = *a;
     /* MPI lets the application free the datatypes and op after *_init */
     if (NULL != a->sdtype) {
@@ -237,7 +256,7 @@ static int gpu_preq_new(mca_coll_base_module_t *module, const gpu_pcoll_args_t *
     r->round = NULL;
     r->user_freed = 0;
     r->next = NULL;
-    *request = &r->super;
+    *request = &r->super.super;
     return MPI_SUCCESS;
 }
 

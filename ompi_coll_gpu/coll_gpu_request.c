@@ -28,7 +28,7 @@
 #include "ompi/request/request.h"
 
 typedef struct mca_coll_gpu_request_t {
-    ompi_request_t super;
+    mca_coll_gpu_nbc_request_t super;   /* first: Open MPI casts to it */
     mca_coll_gpu_module_t *module;
     gpu_engine_req_t engine;
     int user_freed;                 /* MPI_Request_free before completion */
@@ -49,14 +49,14 @@ static int mca_coll_gpu_progress_registered;
 static void mca_coll_gpu_request_release(mca_coll_gpu_request_t *r)
 {
     OBJ_RELEASE(r->module);
-    OMPI_REQUEST_FINI(&r->super);
+    OMPI_REQUEST_FINI(&r->super.super);
     OBJ_RELEASE(r);
 }
 
 static int mca_coll_gpu_request_free(ompi_request_t **request)
 {
     mca_coll_gpu_request_t *r = (mca_coll_gpu_request_t *) *request;
-    if (REQUEST_COMPLETE(&r->super)) {
+    if (REQUEST_COMPLETE(&r->super.super)) {
         mca_coll_gpu_request_release(r);
     } else {
         r->user_freed = 1;          /* progress releases it when done */
@@ -178,15 +178,15 @@ static void mca_coll_gpu_request_done(mca_coll_gpu_request_t *r, gpu_status_t st
         const int peer = mca_coll_gpu_failed_peer(m, st);
         /* the communicator may be freed already: name the call only */
         mca_coll_gpu_show_help("nonblocking-failed", r->engine.what, gpu_status_string(st));
-        r->super.req_status.MPI_ERROR = mca_coll_gpu_error(m, r->engine.what, st, peer);
+        r->super.super.req_status.MPI_ERROR = mca_coll_gpu_error(m, r->engine.what, st, peer);
     } else {
-        r->super.req_status.MPI_ERROR = MPI_SUCCESS;
+        r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
     }
     mca_coll_gpu_trace_end(&r->trace, r->comm_name, 0, 0.0, 0.0, (int) st);
     if (r->user_freed) {
         mca_coll_gpu_request_release(r);
     } else {
-        ompi_request_complete(&r->super, true);
+        ompi_request_complete(&r->super.super, true);
     }
 }
 
@@ -254,10 +254,14 @@ void mca_coll_gpu_progress_needed(void)
     }
 }
 
-void mca_coll_gpu_request_prepare(ompi_request_t *r, struct ompi_communicator_t *comm,
+void mca_coll_gpu_request_prepare(mca_coll_gpu_nbc_request_t *q, struct ompi_communicator_t *comm,
                                   bool persistent)
 {
+    ompi_request_t *r = &q->super;
     OMPI_REQUEST_INIT(r, persistent);
+    q->cb.req_complete_cb = NULL;
+    q->req_complete_cb_data = NULL;
+    q->data.pair[0] = q->data.pair[1] = NULL;
     r->req_type = OMPI_REQUEST_COLL;
     r->req_cancel = mca_coll_gpu_request_cancel;
     r->req_mpi_object.comm = comm;
@@ -277,8 +281,8 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     }
     mca_coll_gpu_progress_needed();
     mca_coll_gpu_request_prepare(&r->super, m->comm, false);
-    r->super.req_state = OMPI_REQUEST_ACTIVE;
-    r->super.req_free = mca_coll_gpu_request_free;
+    r->super.super.req_state = OMPI_REQUEST_ACTIVE;
+    r->super.super.req_free = mca_coll_gpu_request_free;
     OBJ_RETAIN(m);                  /* the engine must outlive the request */
     r->module = m;
     r->user_freed = 0;
@@ -289,7 +293,7 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     r->engine.async = NULL;
     r->engine.what[0] = '\0';
     snprintf(r->comm_name, sizeof(r->comm_name), "%s", m->comm->c_name);
-    *request = &r->super;
+    *request = &r->super.super;
     *out = r;
     return MPI_SUCCESS;
 }

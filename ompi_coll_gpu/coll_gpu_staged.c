@@ -129,8 +129,11 @@ static int gpu_stage_done(gpu_stage_t *s, gpu_stage_t *r, int ret)
  * another communicator first).  This request completes once that one has:
  * progress copies the results back and frees the copies.
  */
+#define GPU_SREQ_MAGIC 0x53524551u
+
 typedef struct gpu_sreq {
-    ompi_request_t super;
+    mca_coll_gpu_nbc_request_t super;   /* first: Open MPI casts to it */
+    unsigned magic;             /* GPU_SREQ_MAGIC while the request lives */
     ompi_request_t *inner;
     gpu_stage_t s, r;
     int user_freed;
@@ -143,14 +146,16 @@ static gpu_sreq_t *gpu_sreq_active;
 
 static void gpu_sreq_release(gpu_sreq_t *q)
 {
-    OMPI_REQUEST_FINI(&q->super);
+    GPU_LOG(50, "staged request %p released", (void *) q);
+    q->magic = 0;
+    OMPI_REQUEST_FINI(&q->super.super);
     OBJ_RELEASE(q);
 }
 
 static int gpu_sreq_free(ompi_request_t **request)
 {
     gpu_sreq_t *q = (gpu_sreq_t *) *request;
-    if (REQUEST_COMPLETE(&q->super)) {
+    if (REQUEST_COMPLETE(&q->super.super)) {
         gpu_sreq_release(q);
     } else {
         q->user_freed = 1;          /* progress releases it when done */
@@ -178,8 +183,9 @@ static int gpu_stage_finish(gpu_stage_t *s, gpu_stage_t *r, int ret, ompi_reques
         return gpu_stage_done(s, r, ret);
     }
     mca_coll_gpu_request_prepare(&q->super, comm, false);
-    q->super.req_state = OMPI_REQUEST_ACTIVE;
-    q->super.req_free = gpu_sreq_free;
+    q->super.super.req_state = OMPI_REQUEST_ACTIVE;
+    q->super.super.req_free = gpu_sreq_free;
+    q->magic = GPU_SREQ_MAGIC;
     q->inner = inner;
     q->s = *s;
     q->r = *r;
@@ -189,7 +195,8 @@ static int gpu_stage_finish(gpu_stage_t *s, gpu_stage_t *r, int ret, ompi_reques
     gpu_sreq_active = q;
     OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
     mca_coll_gpu_progress_needed();
-    *req = &q->super;
+    *req = &q->super.super;
+    GPU_LOG(50, "staged request %p: inner %p", (void *) q, (void *) inner);
     return MPI_SUCCESS;
 }
 
@@ -200,18 +207,25 @@ int mca_coll_gpu_staged_progress(void)
 
     while (NULL != *link) {
         gpu_sreq_t *q = *link;
+        if (GPU_SREQ_MAGIC != q->magic) {
+            GPU_ERROR("staged request %p on the list is not one (magic %x, inner %p)",
+                      (void *) q, q->magic, (void *) q->inner);
+            *link = NULL;
+            break;
+        }
         if (!REQUEST_COMPLETE(q->inner)) {
             link = &q->next;
             continue;
         }
         *link = q->next;
         const int status = q->inner->req_status.MPI_ERROR;
+        GPU_LOG(50, "staged request %p: inner %p done", (void *) q, (void *) q->inner);
         (void) ompi_request_free(&q->inner);
-        q->super.req_status.MPI_ERROR = gpu_stage_done(&q->s, &q->r, status);
+        q->super.super.req_status.MPI_ERROR = gpu_stage_done(&q->s, &q->r, status);
         if (q->user_freed) {
             gpu_sreq_release(q);
         } else {
-            ompi_request_complete(&q->super, true);
+            ompi_request_complete(&q->super.super, true);
         }
         ++done;
     }
@@ -358,7 +372,9 @@ int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_t *dtyp
                              m->prev.coll_bcast_module));
     }
     gpu_stage_extend(&r, (size_t) count, dtype, 0);
-    ret = gpu_stage_in(&r, ompi_comm_rank(comm) == root, &rv);
+    /* every rank copies in: the copy back covers the gaps of a
+     * non-contiguous type, which must keep their bytes */
+    ret = gpu_stage_in(&r, 1, &rv);
     if (MPI_SUCCESS != ret) {
         return ret;
     }
