@@ -62,7 +62,7 @@ int gpu_engine_hs_wanted(const gpu_engine_comm_t *c)
     if (c->threads_any) {
         return 1;
     }
-    return c->p.paced >= 0 ? c->p.paced > 0 : gpu_engine_gpu_shared(c);
+    return c->p.paced >= 0 ? c->p.paced > 0 : gpu_engine_gpu_shared(c) && !c->mps_all;
 }
 
 int gpu_engine_paced(const gpu_engine_comm_t *c)

@@ -58,6 +58,7 @@ struct gpu_engine_comm {
     /* host-paced rounds (gpu_engine_hs.c) */
     int hs_on;
     int threads_any;                         /* some rank runs MPI_THREAD_MULTIPLE */
+    int mps_all;                             /* every rank's GPU is shared through MPS */
     unsigned hs_parity;                      /* staging area of the next round */
     size_t hs_off, hs_bytes;                 /* both areas, every receiver */
     const gpu_boot_ops_t *boot;              /* the host collectives, for the scrub */

@@ -39,8 +39,8 @@ gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
     }
     /* ranks sharing a GPU time-slice it: a resident kernel per process would
      * hold the GPU through every slice */
-    if (c->p.persist < 0 && gpu_engine_gpu_shared(c)) {
-        GPU_LOG(10, "rank %d: ranks share a GPU, persistent engine off", c->rank);
+    if (c->p.persist < 0 && gpu_engine_gpu_shared(c) && !c->mps_all) {
+        GPU_LOG(10, "rank %d: ranks share a GPU without MPS, persistent engine off", c->rank);
         return GPU_OK;
     }
     if (c->threads_any) {

@@ -283,9 +283,11 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
                     "staged", c->rank, n, c->topo.all_on_one_host, c->topo.p2p_all);
             return st;
         }
+        c->mps_all = 1;
         for (int i = 0; i < n; ++i) {
             snprintf(c->busid[i], sizeof(c->busid[i]), "%s", s->infos[i].info.busid);
-            c->threads_any |= 0 != s->infos[i].pad;
+            c->threads_any |= 0 != (s->infos[i].pad & 1);
+            c->mps_all &= 0 != (s->infos[i].pad & 2);
         }
         c->hs_on = c->p.paced_scratch > 0 && gpu_engine_hs_wanted(c);
         /* the persistent engine's blocks are cut alike everywhere, so the
@@ -404,7 +406,17 @@ gpu_status_t gpu_engine_setup_begin(const gpu_boot_ops_t *ops, void *ctx, int ra
     local = (cudaSuccess == cudaGetDevice(&c->device))
                 ? gpu_topo_local_info(c->device, &s->mine.info) : GPU_ERR_CUDA;
     s->mine.status = (int32_t) local;
-    s->mine.pad = c->p.threads ? 1 : 0;
+    {
+        /* under MPS the processes on one GPU run kernels side by side, as
+         * with a GPU each: no reason to pace them through the host */
+        int mps = 0;
+        if (GPU_OK == local && cudaSuccess != cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled,
+                                                                    c->device)) {
+            (void) cudaGetLastError();
+            mps = 0;
+        }
+        s->mine.pad = (c->p.threads ? 1 : 0) | (mps ? 2 : 0);
+    }
     s->mine.info.host_hash = gpu_topo_host_id(s->mine.info.host_hash, c->p.node_key);
     s->step = GPU_SETUP_INFO;
     if (GPU_OK != (local = gpu_setup_xchg(s, &s->mine, s->infos, sizeof(s->mine)))) {

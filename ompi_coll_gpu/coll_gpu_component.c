@@ -161,7 +161,8 @@ static int mca_coll_gpu_register(void)
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->stream_order);
     mca_coll_gpu_reg("persist", "Blocking device collectives up to coll_gpu_persist_max_bytes run in a "
                      "kernel that stays resident between calls (no launch per call): -1 when "
-                     "every rank of the communicator has its own GPU, 1 always, 0 never",
+                     "every rank of the communicator has its own GPU or shares it through MPS, "
+                     "1 always, 0 never",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->persist);
     mca_coll_gpu_reg("persist_max_bytes", "Largest message in bytes (per peer for exchanges) "
                      "for the resident kernel; its scratch is 4 x ranks x this",
@@ -190,9 +191,10 @@ static int mca_coll_gpu_register(void)
                      "for it at most this long); the next call starts it again",
                      MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->persist_idle_us);
     mca_coll_gpu_reg("paced", "Blocking device collectives run as host-paced rounds (copies, "
-                     "host allgather, pulls: no kernel waits for another process): -1 when "
-                     "ranks of the communicator share a GPU (without MPS a waiting kernel holds "
-                     "the time-sliced GPU for the rest of its slice), 1 always, 0 never",
+                     "host exchange, pulls: no kernel waits for another process): -1 when "
+                     "ranks of the communicator share a GPU without MPS (a waiting kernel holds "
+                     "the time-sliced GPU for the rest of its slice; under MPS kernels run side "
+                     "by side), 1 always, 0 never",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->paced);
     mca_coll_gpu_reg("paced_scratch_bytes", "Peer-visible staging per rank for host-paced "
                      "rounds: blocking calls where ranks share a GPU, and every nonblocking "
