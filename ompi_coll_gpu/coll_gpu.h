@@ -163,7 +163,7 @@ gpu_status_t mca_coll_gpu_xg_test(mca_coll_gpu_xg_t *x);
 /* The MPI error code a failed device collective returns: its own code of
  * the class coll/gpu, whose MPI_Error_string names the collective, the
  * communicator, the rank waited for (peer >= 0) and what to change. */
-int mca_coll_gpu_error(mca_coll_gpu_module_t *m, const char *what, gpu_status_t st, int peer);
+int mca_coll_gpu_error(const char *comm_name, const char *what, gpu_status_t st, int peer);
 /* the peer to name for st on m: a host exchange's, else the kernel's */
 int mca_coll_gpu_failed_peer(mca_coll_gpu_module_t *m, gpu_status_t st);
 

@@ -198,7 +198,7 @@ int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret
     }
     m->boot = MCA_COLL_GPU_BOOT_STAGED;
     if (nnodes < 0 && m->fail_timeout) {
-        *ret = mca_coll_gpu_error(m, what, GPU_ERR_TIMEOUT, m->fail_peer);
+        *ret = mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, m->fail_peer);
     } else if (nnodes < 0) {
         *ret = MPI_ERR_INTERN;
     } else if (!c->hier) {

@@ -331,7 +331,7 @@ static int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what,
                         "coll/gpu: %s: device collectives staged through host (%s)",
                         m->comm->c_name, gpu_status_string(st));
     if (GPU_ERR_TIMEOUT == st) {
-        return mca_coll_gpu_error(m, what, st, m->fail_timeout ? m->fail_peer : -1);
+        return mca_coll_gpu_error(m->comm->c_name, what, st, m->fail_timeout ? m->fail_peer : -1);
     }
     return (GPU_ERR_BOOTSTRAP == st) ? MPI_ERR_INTERN : MPI_SUCCESS;
 }

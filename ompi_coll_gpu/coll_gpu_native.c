@@ -134,7 +134,7 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         mca_coll_gpu_show_help("collective-failed", call->what,
                        m->comm->c_name, ompi_comm_rank(m->comm), gpu_status_string(st));
     }
-    return mca_coll_gpu_error(m, call->what, st, mca_coll_gpu_failed_peer(m, st));
+    return mca_coll_gpu_error(m->comm->c_name, call->what, st, mca_coll_gpu_failed_peer(m, st));
 }
 
 int mca_coll_gpu_fallback_done(int ret, ompi_request_t **req)

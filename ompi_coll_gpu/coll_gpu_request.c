@@ -176,9 +176,10 @@ static void mca_coll_gpu_request_done(mca_coll_gpu_request_t *r, gpu_status_t st
     }
     if (GPU_OK != st) {
         const int peer = mca_coll_gpu_failed_peer(m, st);
-        /* the communicator may be freed already: name the call only */
+        /* the communicator may be freed already: its name was kept */
         mca_coll_gpu_show_help("nonblocking-failed", r->engine.what, gpu_status_string(st));
-        r->super.super.req_status.MPI_ERROR = mca_coll_gpu_error(m, r->engine.what, st, peer);
+        r->super.super.req_status.MPI_ERROR = mca_coll_gpu_error(r->comm_name, r->engine.what,
+                                                                 st, peer);
     } else {
         r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
     }

@@ -172,11 +172,11 @@ const gpu_boot_ops_t mca_coll_gpu_boot_ops = {
  * the communicator, the rank waited for and what to change.  Each failure
  * gets its own code (failures break the communicator, so they are few).
  */
-int mca_coll_gpu_error(mca_coll_gpu_module_t *m, const char *what, gpu_status_t st, int peer)
+int mca_coll_gpu_error(const char *comm, const char *what, gpu_status_t st, int peer)
 {
+    /* two threads failing at once may make two classes: harmless */
     static int errclass = -1;
     char text[MPI_MAX_ERROR_STRING];
-    const char *comm = NULL != m && NULL != m->comm ? m->comm->c_name : "?";
     int code;
 
     if (GPU_OK == st) {
@@ -189,6 +189,10 @@ int mca_coll_gpu_error(mca_coll_gpu_module_t *m, const char *what, gpu_status_t 
     } else if (GPU_ERR_TIMEOUT == st) {
         snprintf(text, sizeof(text), "coll/gpu: %s on %s timed out after %g s (raise --mca "
                  "coll_gpu_timeout)", what, comm, mca_coll_gpu_component.timeout);
+    } else if (GPU_ERR_INVALID == st) {
+        snprintf(text, sizeof(text), "coll/gpu: %s on %s refused: the communicator's device "
+                 "collectives stopped at an earlier failure (its error names the cause)", what,
+                 comm);
     } else {
         snprintf(text, sizeof(text), "coll/gpu: %s on %s failed: %s%s", what, comm,
                  gpu_status_string(st), GPU_ERR_CUDA == st ? " (the CUDA error is logged above;"
