@@ -153,6 +153,10 @@ int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dt
  * for the communicator's nonblocking device calls. */
 int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int blocking);
 int mca_coll_gpu_status_to_mpi(gpu_status_t st);
+/* The setup failed with st: the communicator stages from here on, and an
+ * out-of-memory is said once per process.  Returns the error the call that
+ * ran the setup returns (a timeout names its peer), else MPI_SUCCESS. */
+int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what, gpu_status_t st);
 
 /* host exchanges over the communicator's own messages (coll_gpu_xg.c) */
 typedef struct mca_coll_gpu_xg_t mca_coll_gpu_xg_t;
@@ -210,6 +214,41 @@ typedef struct {
     ptrdiff_t lb;       /* where element 0 starts relative to the buffer */
 } mca_coll_gpu_geom_t;
 
+typedef enum {
+    MCA_COLL_GPU_ARGS_ALLGATHER,
+    MCA_COLL_GPU_ARGS_ALLGATHERV,
+    MCA_COLL_GPU_ARGS_ALLREDUCE,
+    MCA_COLL_GPU_ARGS_ALLTOALL,
+    MCA_COLL_GPU_ARGS_ALLTOALLV,
+    MCA_COLL_GPU_ARGS_BCAST,
+    MCA_COLL_GPU_ARGS_EXSCAN,
+    MCA_COLL_GPU_ARGS_GATHER,
+    MCA_COLL_GPU_ARGS_GATHERV,
+    MCA_COLL_GPU_ARGS_REDUCE,
+    MCA_COLL_GPU_ARGS_REDUCE_SCATTER,
+    MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK,
+    MCA_COLL_GPU_ARGS_SCAN,
+    MCA_COLL_GPU_ARGS_SCATTER,
+    MCA_COLL_GPU_ARGS_SCATTERV
+} mca_coll_gpu_args_kind_t;
+
+/* One call's MPI arguments; which fields count depends on the kind.  A
+ * persistent request keeps them, and so does a nonblocking call that
+ * waits for its communicator's setup (should the setup fail, the call
+ * starts again through the module's nonblocking entry point). */
+typedef struct {
+    mca_coll_gpu_args_kind_t kind;
+    const void *sbuf;
+    void *rbuf;
+    int scount, rcount, root;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    struct ompi_datatype_t *sdtype, *rdtype;
+    struct ompi_op_t *op;
+} mca_coll_gpu_args_t;
+
+int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                            ompi_request_t **req);
+
 /* one engine call: an exchange plan, or an allreduce when plan is NULL */
 typedef struct {
     const char *what;
@@ -219,6 +258,7 @@ typedef struct {
     size_t count;
     gpu_op_t op;
     gpu_dtype_t dt;
+    const mca_coll_gpu_args_t *args;    /* nonblocking: the MPI call, or NULL */
 } mca_coll_gpu_call_t;
 
 int mca_coll_gpu_geom(struct ompi_datatype_t *dt, mca_coll_gpu_geom_t *g);

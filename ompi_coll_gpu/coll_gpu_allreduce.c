@@ -40,9 +40,13 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
         MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm &&
         mca_coll_gpu_map(dtype, op, &call.dt, &call.op) &&
         mca_coll_gpu_native_ready(m, "allreduce", req, &ret)) {
+        const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf,
+                                         .rbuf = rbuf, .rcount = count, .rdtype = dtype,
+                                         .op = op };
         call.in = in_place ? rbuf : sbuf;
         call.out = rbuf;
         call.count = (size_t) count;
+        call.args = &a;
         ret = mca_coll_gpu_native_run(m, &call, req, &ran);
         if (ran) {
             return ret;

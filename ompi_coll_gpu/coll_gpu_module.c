@@ -317,8 +317,7 @@ static int mca_coll_gpu_one_node(ompi_communicator_t *comm)
     return 1;
 }
 
-static int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what,
-                                    gpu_status_t st)
+int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what, gpu_status_t st)
 {
     static int told;
     if (GPU_ERR_NO_MEMORY == st && !told) {

@@ -146,9 +146,10 @@ int mca_coll_gpu_fallback_done(int ret, ompi_request_t **req)
 }
 
 static int gpu_run_plan(mca_coll_gpu_module_t *m, const char *what, const gpu_xchg_plan_t *plan,
-                        ompi_request_t **req, int *ran)
+                        const mca_coll_gpu_args_t *args, ompi_request_t **req, int *ran)
 {
-    mca_coll_gpu_call_t call = { .what = what, .plan = plan, .op = GPU_OP_BOR, .dt = GPU_DT_U8 };
+    mca_coll_gpu_call_t call = { .what = what, .plan = plan, .op = GPU_OP_BOR, .dt = GPU_DT_U8,
+                                 .args = args };
     return mca_coll_gpu_native_run(m, &call, req, ran);
 }
 
@@ -194,7 +195,9 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
                           NULL == req && !gpu_engine_paced(m->engine);
         if (GPU_OK == gpu_plan_bcast(&plan, ompi_comm_rank(comm), n, root, (char *) buf + g.lb,
                                      bytes, chain, m->has_order ? m->chain_order : NULL)) {
-            ret = gpu_run_plan(m, "bcast", &plan, req, &ran);
+            const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
+                                             .rdtype = dt, .root = root };
+            ret = gpu_run_plan(m, "bcast", &plan, &a, req, &ran);
             if (ran) {
                 return ret;
             }
@@ -251,7 +254,12 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
             GPU_OK == gpu_plan_allgatherv(&plan, rank, n,
                                           in_place ? NULL : (const char *) sbuf + sg.lb,
                                           (char *) rbuf, len, displ)) {
-            ret = gpu_run_plan(m, NULL == rcounts ? "allgather" : "allgatherv", &plan, req, &ran);
+            const mca_coll_gpu_args_t a = {
+                .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLGATHER : MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf,
+                .scount = scount, .sdtype = sdt, .rbuf = rbuf, .rcount = rcount,
+                .rcounts = rcounts, .rdispls = displs, .rdtype = rdt };
+            ret = gpu_run_plan(m, NULL == rcounts ? "allgather" : "allgatherv", &plan, &a, req,
+                               &ran);
             if (ran) {
                 return ret;
             }
@@ -307,7 +315,13 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
                                          (char *) rbuf, rl, rd)) {
             /* alltoall: every pair has the same length, known everywhere */
             plan.ll_bytes = NULL == rcounts ? rl[0] : 0;
-            ret = gpu_run_plan(m, NULL == rcounts ? "alltoall" : "alltoallv", &plan, req, &ran);
+            const mca_coll_gpu_args_t a = {
+                .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLTOALL : MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf,
+                .scount = scount, .scounts = scounts, .sdispls = sdispls, .sdtype = sdt,
+                .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts, .rdispls = rdispls,
+                .rdtype = rdt };
+            ret = gpu_run_plan(m, NULL == rcounts ? "alltoall" : "alltoallv", &plan, &a, req,
+                               &ran);
             if (ran) {
                 return ret;
             }
@@ -361,7 +375,11 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
                                        in_place ? 0 : (size_t) scount * sg.size, (char *) rbuf,
                                        len, displ)) {
             plan.ll_bytes = NULL != rcounts ? 0 : is_root ? len[0] : (size_t) scount * sg.size;
-            ret = gpu_run_plan(m, NULL == rcounts ? "gather" : "gatherv", &plan, req, &ran);
+            const mca_coll_gpu_args_t a = {
+                .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_GATHER : MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .scount = scount,
+                .sdtype = sdt, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
+                .rdispls = displs, .rdtype = rdt, .root = root };
+            ret = gpu_run_plan(m, NULL == rcounts ? "gather" : "gatherv", &plan, &a, req, &ran);
             if (ran) {
                 return ret;
             }
@@ -414,7 +432,11 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
                                         in_place ? NULL : (char *) rbuf + rg.lb,
                                         in_place ? 0 : (size_t) rcount * rg.size)) {
             plan.ll_bytes = NULL != scounts ? 0 : is_root ? len[0] : (size_t) rcount * rg.size;
-            ret = gpu_run_plan(m, NULL == scounts ? "scatter" : "scatterv", &plan, req, &ran);
+            const mca_coll_gpu_args_t a = {
+                .kind = NULL == scounts ? MCA_COLL_GPU_ARGS_SCATTER : MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf,
+                .scount = scount, .scounts = scounts, .sdispls = displs, .sdtype = sdt,
+                .rbuf = rbuf, .rcount = rcount, .rdtype = rdt, .root = root };
+            ret = gpu_run_plan(m, NULL == scounts ? "scatter" : "scatterv", &plan, &a, req, &ran);
             if (ran) {
                 return ret;
             }

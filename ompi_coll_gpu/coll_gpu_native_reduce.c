@@ -17,9 +17,9 @@
 
 static int gpu_run_reduce_plan(mca_coll_gpu_module_t *m, const char *what,
                                const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt,
-                               ompi_request_t **req, int *ran)
+                               const mca_coll_gpu_args_t *args, ompi_request_t **req, int *ran)
 {
-    mca_coll_gpu_call_t call = { .what = what, .plan = plan, .op = op, .dt = dt };
+    mca_coll_gpu_call_t call = { .what = what, .plan = plan, .op = op, .dt = dt, .args = args };
     return mca_coll_gpu_native_run(m, &call, req, ran);
 }
 
@@ -57,7 +57,10 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
         GPU_OK == gpu_plan_reduce(&plan, rank, ompi_comm_size(comm), root,
                                   in_place ? NULL : (const char *) sbuf, (char *) rbuf,
                                   (size_t) count * gpu_dtype_size(dt))) {
-        ret = gpu_run_reduce_plan(m, "reduce", &plan, gop, dt, req, &ran);
+        const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
+                                         .rcount = count, .rdtype = dtype, .op = op,
+                                         .root = root };
+        ret = gpu_run_reduce_plan(m, "reduce", &plan, gop, dt, &a, req, &ran);
         if (ran) {
             return ret;
         }
@@ -98,7 +101,11 @@ static int gpu_scan_any(const void *sbuf, void *rbuf, int count, struct ompi_dat
         GPU_OK == gpu_plan_scan(&plan, ompi_comm_rank(comm), ompi_comm_size(comm),
                                 in_place ? NULL : (const char *) sbuf, (char *) rbuf,
                                 (size_t) count * gpu_dtype_size(dt), exclusive)) {
-        ret = gpu_run_reduce_plan(m, exclusive ? "exscan" : "scan", &plan, gop, dt, req, &ran);
+        const mca_coll_gpu_args_t a = { .kind = exclusive ? MCA_COLL_GPU_ARGS_EXSCAN : MCA_COLL_GPU_ARGS_SCAN,
+                                         .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
+                                         .rdtype = dtype, .op = op };
+        ret = gpu_run_reduce_plan(m, exclusive ? "exscan" : "scan", &plan, gop, dt, &a, req,
+                                  &ran);
         if (ran) {
             return ret;
         }
@@ -160,8 +167,13 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
         }
         if (GPU_OK == gpu_plan_reduce_scatterv(&plan, ompi_comm_rank(comm), n, (const char *) sbuf,
                                                (char *) rbuf, len, displ)) {
-            ret = gpu_run_reduce_plan(m, NULL == rcounts ? "reduce_scatter_block" : "reduce_scatter",
-                                      &plan, gop, dt, req, &ran);
+            const mca_coll_gpu_args_t a = {
+                .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK : MCA_COLL_GPU_ARGS_REDUCE_SCATTER,
+                .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
+                .rdtype = dtype, .op = op };
+            ret = gpu_run_reduce_plan(m, NULL == rcounts ? "reduce_scatter_block"
+                                                         : "reduce_scatter",
+                                      &plan, gop, dt, &a, req, &ran);
             if (ran) {
                 return ret;
             }

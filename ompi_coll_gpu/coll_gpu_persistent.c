@@ -22,39 +22,10 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/request/request.h"
 
-typedef enum {
-    GPU_P_ALLGATHER,
-    GPU_P_ALLGATHERV,
-    GPU_P_ALLREDUCE,
-    GPU_P_ALLTOALL,
-    GPU_P_ALLTOALLV,
-    GPU_P_BCAST,
-    GPU_P_EXSCAN,
-    GPU_P_GATHER,
-    GPU_P_GATHERV,
-    GPU_P_REDUCE,
-    GPU_P_REDUCE_SCATTER,
-    GPU_P_REDUCE_SCATTER_BLOCK,
-    GPU_P_SCAN,
-    GPU_P_SCATTER,
-    GPU_P_SCATTERV
-} gpu_pcoll_kind_t;
-
-/* One call's arguments; which fields count depends on the kind. */
-typedef struct {
-    gpu_pcoll_kind_t kind;
-    const void *sbuf;
-    void *rbuf;
-    int scount, rcount, root;
-    const int *scounts, *sdispls, *rcounts, *rdispls;
-    struct ompi_datatype_t *sdtype, *rdtype;
-    struct ompi_op_t *op;
-} gpu_pcoll_args_t;
-
 typedef struct mca_coll_gpu_preq_t {
     mca_coll_gpu_nbc_request_t super;   /* first: Open MPI casts to it */
     mca_coll_gpu_module_t *module;
-    gpu_pcoll_args_t args;
+    mca_coll_gpu_args_t args;
     ompi_request_t *round;           /* this start's nonblocking request */
     int user_freed;                  /* MPI_Request_free while active */
     struct mca_coll_gpu_preq_t *next;
@@ -131,55 +102,54 @@ int mca_coll_gpu_persistent_progress(void)
     return done;
 }
 
-/* The round: this module's nonblocking form of the call. */
-static int gpu_preq_issue(mca_coll_gpu_preq_t *r)
+/* This module's nonblocking form of a call kept as arguments: a
+ * persistent request's round, or a nonblocking call whose setup failed. */
+int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                            ompi_request_t **q)
 {
-    mca_coll_gpu_module_t *m = r->module;
     mca_coll_base_module_t *mod = &m->super;
-    const gpu_pcoll_args_t *a = &r->args;
     struct ompi_communicator_t *comm = m->comm;
-    ompi_request_t **q = &r->round;
 
     switch (a->kind) {
-    case GPU_P_ALLGATHER:
+    case MCA_COLL_GPU_ARGS_ALLGATHER:
         return mod->coll_iallgather(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
                                     comm, q, mod);
-    case GPU_P_ALLGATHERV:
+    case MCA_COLL_GPU_ARGS_ALLGATHERV:
         return mod->coll_iallgatherv(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcounts,
                                      a->rdispls, a->rdtype, comm, q, mod);
-    case GPU_P_ALLREDUCE:
+    case MCA_COLL_GPU_ARGS_ALLREDUCE:
         return mod->coll_iallreduce(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, comm, q, mod);
-    case GPU_P_ALLTOALL:
+    case MCA_COLL_GPU_ARGS_ALLTOALL:
         return mod->coll_ialltoall(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
                                    comm, q, mod);
-    case GPU_P_ALLTOALLV:
+    case MCA_COLL_GPU_ARGS_ALLTOALLV:
         return mod->coll_ialltoallv(a->sbuf, a->scounts, a->sdispls, a->sdtype, a->rbuf,
                                     a->rcounts, a->rdispls, a->rdtype, comm, q, mod);
-    case GPU_P_BCAST:
+    case MCA_COLL_GPU_ARGS_BCAST:
         return mod->coll_ibcast(a->rbuf, a->rcount, a->rdtype, a->root, comm, q, mod);
-    case GPU_P_EXSCAN:
+    case MCA_COLL_GPU_ARGS_EXSCAN:
         return mod->coll_iexscan(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, comm, q, mod);
-    case GPU_P_GATHER:
+    case MCA_COLL_GPU_ARGS_GATHER:
         return mod->coll_igather(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
                                  a->root, comm, q, mod);
-    case GPU_P_GATHERV:
+    case MCA_COLL_GPU_ARGS_GATHERV:
         return mod->coll_igatherv(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcounts, a->rdispls,
                                   a->rdtype, a->root, comm, q, mod);
-    case GPU_P_REDUCE:
+    case MCA_COLL_GPU_ARGS_REDUCE:
         return mod->coll_ireduce(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, a->root, comm, q,
                                  mod);
-    case GPU_P_REDUCE_SCATTER:
+    case MCA_COLL_GPU_ARGS_REDUCE_SCATTER:
         return mod->coll_ireduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rdtype, a->op, comm, q,
                                          mod);
-    case GPU_P_REDUCE_SCATTER_BLOCK:
+    case MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK:
         return mod->coll_ireduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op,
                                                comm, q, mod);
-    case GPU_P_SCAN:
+    case MCA_COLL_GPU_ARGS_SCAN:
         return mod->coll_iscan(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, comm, q, mod);
-    case GPU_P_SCATTER:
+    case MCA_COLL_GPU_ARGS_SCATTER:
         return mod->coll_iscatter(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
                                   a->root, comm, q, mod);
-    case GPU_P_SCATTERV:
+    case MCA_COLL_GPU_ARGS_SCATTERV:
         return mod->coll_iscatterv(a->sbuf, a->scounts, a->sdispls, a->sdtype, a->rbuf, a->rcount,
                                    a->rdtype, a->root, comm, q, mod);
     }
@@ -196,7 +166,7 @@ static int gpu_preq_start(size_t count, ompi_request_t **requests)
         r->super.super.req_complete = REQUEST_PENDING;
         r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
         r->round = NULL;
-        ret = gpu_preq_issue(r);
+        ret = mca_coll_gpu_args_issue(r->module, &r->args, &r->round);
         if (MPI_SUCCESS != ret || NULL == r->round) {
             r->super.super.req_state = OMPI_REQUEST_INACTIVE;
             r->super.super.req_complete = REQUEST_COMPLETED;
@@ -228,7 +198,7 @@ static int gpu_preq_free(ompi_request_t **request)
 }
 
 /* A persistent request over this module for the call in a. */
-static int gpu_preq_new(mca_coll_base_module_t *module, const gpu_pcoll_args_t *a,
+static int gpu_preq_new(mca_coll_base_module_t *module, const mca_coll_gpu_args_t *a,
                         ompi_request_t **request)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
@@ -273,7 +243,7 @@ static int gpu_allgather_init(const void *sbuf, int scount, struct ompi_datatype
                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLGATHER, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHER, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype };
     if (!gpu_pdev(sbuf, rbuf)) {
@@ -290,7 +260,7 @@ static int gpu_allgatherv_init(const void *sbuf, int scount, struct ompi_datatyp
                                struct ompi_info_t *info, ompi_request_t **request,
                                mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLGATHERV, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
                                  .rdispls = displs, .rdtype = rdtype };
     if (!gpu_pdev(sbuf, rbuf)) {
@@ -306,7 +276,7 @@ static int gpu_allreduce_init(const void *sbuf, void *rbuf, int count,
                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = count, .rdtype = dtype, .op = op };
     if (!gpu_pdev(sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_allreduce_init(
@@ -321,7 +291,7 @@ static int gpu_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_
                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
                              ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLTOALL, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALL, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype };
     if (!gpu_pdev(sbuf, rbuf)) {
@@ -338,7 +308,7 @@ static int gpu_alltoallv_init(const void *sbuf, const int *scounts, const int *s
                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_ALLTOALLV, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
                                  .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype };
     if (!gpu_pdev(sbuf, rbuf)) {
@@ -353,7 +323,7 @@ static int gpu_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, i
                           struct ompi_communicator_t *comm, struct ompi_info_t *info,
                           ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_BCAST, .rbuf = buf, .rcount = count,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
                                  .rdtype = dtype, .root = root };
     if (!mca_coll_gpu_is_device(buf)) {
         return GPU_M(module)->prev.coll_bcast_init(buf, count, dtype, root, comm, info, request,
@@ -363,16 +333,16 @@ static int gpu_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, i
 }
 
 /* scan and exscan share a signature */
-static int gpu_scan_like_init(gpu_pcoll_kind_t kind, const void *sbuf, void *rbuf, int count,
+static int gpu_scan_like_init(mca_coll_gpu_args_kind_t kind, const void *sbuf, void *rbuf, int count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = GPU_M(module);
-    const gpu_pcoll_args_t a = { .kind = kind, .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
+    const mca_coll_gpu_args_t a = { .kind = kind, .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
                                  .rdtype = dtype, .op = op };
     if (!gpu_pdev(sbuf, rbuf)) {
-        return GPU_P_SCAN == kind
+        return MCA_COLL_GPU_ARGS_SCAN == kind
                    ? m->prev.coll_scan_init(sbuf, rbuf, count, dtype, op, comm, info, request,
                                             m->prev.coll_scan_init_module)
                    : m->prev.coll_exscan_init(sbuf, rbuf, count, dtype, op, comm, info, request,
@@ -386,7 +356,7 @@ static int gpu_scan_init(const void *sbuf, void *rbuf, int count, struct ompi_da
                          struct ompi_info_t *info, ompi_request_t **request,
                          mca_coll_base_module_t *module)
 {
-    return gpu_scan_like_init(GPU_P_SCAN, sbuf, rbuf, count, dtype, op, comm, info, request,
+    return gpu_scan_like_init(MCA_COLL_GPU_ARGS_SCAN, sbuf, rbuf, count, dtype, op, comm, info, request,
                               module);
 }
 
@@ -395,7 +365,7 @@ static int gpu_exscan_init(const void *sbuf, void *rbuf, int count, struct ompi_
                            struct ompi_info_t *info, ompi_request_t **request,
                            mca_coll_base_module_t *module)
 {
-    return gpu_scan_like_init(GPU_P_EXSCAN, sbuf, rbuf, count, dtype, op, comm, info, request,
+    return gpu_scan_like_init(MCA_COLL_GPU_ARGS_EXSCAN, sbuf, rbuf, count, dtype, op, comm, info, request,
                               module);
 }
 
@@ -404,7 +374,7 @@ static int gpu_gather_init(const void *sbuf, int scount, struct ompi_datatype_t 
                            struct ompi_communicator_t *comm, struct ompi_info_t *info,
                            ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_GATHER, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHER, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype, .root = root };
     if (!gpu_pdev(sbuf, rbuf)) {
@@ -421,7 +391,7 @@ static int gpu_gatherv_init(const void *sbuf, int scount, struct ompi_datatype_t
                             struct ompi_communicator_t *comm, struct ompi_info_t *info,
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_GATHERV, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
                                  .rdispls = displs, .rdtype = rdtype, .root = root };
     if (!gpu_pdev(sbuf, rbuf)) {
@@ -437,7 +407,7 @@ static int gpu_reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_
                            struct ompi_info_t *info, ompi_request_t **request,
                            mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = count, .rdtype = dtype, .op = op, .root = root };
     if (!gpu_pdev(sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_reduce_init(sbuf, rbuf, count, dtype, op, root, comm,
@@ -452,7 +422,7 @@ static int gpu_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcou
                                    struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                    ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcounts = rcounts, .rdtype = dtype, .op = op };
     if (!gpu_pdev(sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_reduce_scatter_init(
@@ -468,7 +438,7 @@ static int gpu_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcoun
                                          struct ompi_info_t *info, ompi_request_t **request,
                                          mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = rcount, .rdtype = dtype, .op = op };
     if (!gpu_pdev(sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_reduce_scatter_block_init(
@@ -483,7 +453,7 @@ static int gpu_scatter_init(const void *sbuf, int scount, struct ompi_datatype_t
                             struct ompi_communicator_t *comm, struct ompi_info_t *info,
                             ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype, .root = root };
     if (!gpu_pdev(sbuf, rbuf)) {
@@ -500,7 +470,7 @@ static int gpu_scatterv_init(const void *sbuf, const int *scounts, const int *di
                              struct ompi_communicator_t *comm, struct ompi_info_t *info,
                              ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const gpu_pcoll_args_t a = { .kind = GPU_P_SCATTERV, .sbuf = sbuf, .rbuf = rbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scounts = scounts, .sdispls = displs, .sdtype = sdtype,
                                  .rcount = rcount, .rdtype = rdtype, .root = root };
     if (!gpu_pdev(sbuf, rbuf)) {

@@ -33,6 +33,11 @@ typedef struct mca_coll_gpu_request_t {
     gpu_engine_req_t engine;
     int user_freed;                 /* MPI_Request_free before completion */
     int deferred;                   /* call below not handed to the engine yet */
+    int restart;                    /* the setup failed: 1 to start as args say, 2 started */
+    int has_args;
+    mca_coll_gpu_args_t args;       /* the MPI call, to start again if the setup fails */
+    ompi_request_t *inner;          /* that start's request */
+    int inner_err;
     mca_coll_gpu_call_t call;
     gpu_xchg_plan_t plan;           /* call.plan points here */
     mca_coll_gpu_trace_t trace;
@@ -130,12 +135,11 @@ static void mca_coll_gpu_setups_progress(void)
             m->boot = MCA_COLL_GPU_BOOT_READY;
             mca_coll_gpu_topo_setup(m);
         } else {
-            /* later calls stage; the ones already started cannot, the
-             * staged forms would block inside progress */
-            m->boot = MCA_COLL_GPU_BOOT_STAGED;
-            m->engine = NULL;
+            /* the calls waiting for it start again and stage, as later
+             * ones do */
             m->setup_status = st;
-            if (NULL != m->q_head) {
+            (void) mca_coll_gpu_boot_failed(m, "setup", st);
+            if (NULL != m->q_head && GPU_ERR_NO_MEMORY != st) {
                 mca_coll_gpu_show_help("setup-failed-nonblocking", m->comm->c_name,
                                        gpu_status_string(st));
             }
@@ -154,6 +158,22 @@ static gpu_status_t mca_coll_gpu_request_advance(mca_coll_gpu_request_t *r)
         return GPU_INPROGRESS;
     }
     if (NULL == m->engine) {
+        /* the setup failed under this call: it starts again through the
+         * module's nonblocking entry point, which now stages (outside this
+         * pass, see below), and completes with what it started; not after a
+         * timeout: the host library would wait for that peer unbounded */
+        if (r->deferred && r->has_args && GPU_ERR_TIMEOUT != m->setup_status) {
+            if (0 == r->restart) {
+                r->restart = 1;
+            } else if (2 == r->restart && (NULL == r->inner || REQUEST_COMPLETE(r->inner))) {
+                if (NULL != r->inner) {
+                    r->inner_err = r->inner->req_status.MPI_ERROR;
+                    (void) ompi_request_free(&r->inner);
+                }
+                return GPU_OK;
+            }
+            return GPU_INPROGRESS;
+        }
         st = m->setup_status;
         return GPU_OK == st || GPU_ERR_UNSUPPORTED == st ? GPU_ERR_INVALID : st;
     }
@@ -174,7 +194,9 @@ static void mca_coll_gpu_request_done(mca_coll_gpu_request_t *r, gpu_status_t st
     if (NULL == m->q_head) {
         m->q_tail = NULL;
     }
-    if (GPU_OK != st) {
+    if (0 != r->restart) {
+        r->super.super.req_status.MPI_ERROR = r->inner_err;
+    } else if (GPU_OK != st) {
         const int peer = mca_coll_gpu_failed_peer(m, st);
         /* the communicator may be freed already: its name was kept */
         mca_coll_gpu_show_help("nonblocking-failed", r->engine.what, gpu_status_string(st));
@@ -188,6 +210,36 @@ static void mca_coll_gpu_request_done(mca_coll_gpu_request_t *r, gpu_status_t st
         mca_coll_gpu_request_release(r);
     } else {
         ompi_request_complete(&r->super.super, true);
+    }
+}
+
+/* Start again the calls whose setup failed.  The entry point takes the
+ * lock itself (a staged request goes on its list), so it runs with the
+ * lock let go; restart 1 keeps every other pass off these requests. */
+static void mca_coll_gpu_restarts(void)
+{
+    mca_coll_gpu_request_t *todo[16];
+    int n = 0;
+
+    for (mca_coll_gpu_request_t *r = mca_coll_gpu_pending_head; NULL != r && n < 16;
+         r = r->next) {
+        if (1 == r->restart) {
+            todo[n++] = r;
+        }
+    }
+    if (0 == n) {
+        return;
+    }
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    for (int i = 0; i < n; ++i) {
+        ompi_request_t *inner = NULL;
+        const int ret = mca_coll_gpu_args_issue(todo[i]->module, &todo[i]->args, &inner);
+        todo[i]->inner_err = ret;
+        todo[i]->inner = MPI_SUCCESS == ret ? inner : NULL;
+    }
+    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+    for (int i = 0; i < n; ++i) {
+        todo[i]->restart = 2;
     }
 }
 
@@ -229,6 +281,7 @@ static int mca_coll_gpu_progress(void)
     /* persistent requests whose round just completed complete in this pass */
     done += mca_coll_gpu_persistent_progress();
     done += mca_coll_gpu_staged_progress();
+    mca_coll_gpu_restarts();
     busy = 0;
     OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
     return done;
@@ -288,6 +341,10 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     r->module = m;
     r->user_freed = 0;
     r->deferred = 0;
+    r->restart = 0;
+    r->has_args = 0;
+    r->inner = NULL;
+    r->inner_err = MPI_SUCCESS;
     r->next = NULL;
     r->q_next = NULL;
     r->engine.event = NULL;
@@ -335,6 +392,11 @@ int mca_coll_gpu_request_defer(mca_coll_gpu_request_t *r, const mca_coll_gpu_cal
     mca_coll_gpu_module_t *m = r->module;
 
     r->call = *call;
+    r->call.args = NULL;
+    if (NULL != call->args) {
+        r->args = *call->args;
+        r->has_args = 1;
+    }
     if (NULL != call->plan) {
         r->plan = *call->plan;
         r->call.plan = &r->plan;

@@ -66,7 +66,7 @@ out=$(timeout -k 10 "$WATCHDOG" $MPIRUN --oversubscribe --bind-to none -np 2 \
       --mca coll_gpu_scratch_bytes 1099511627776 "$@" "$B/test/gpu/test_gpu_reliability" oom 1024 2>&1)
 n=$(echo "$out" | grep -c "could not allocate its GPU scratch")
 if echo "$out" | grep -q "^SKIP"; then :
-elif echo "$out" | grep -q " 0 failed" && [ "$n" -ge 1 ] && [ "$n" -le 2 ]; then
+elif echo "$out" | grep -q "oom: 2 passed, 0 failed" && [ "$n" -ge 1 ] && [ "$n" -le 2 ]; then
   pass=$((pass+1)); echo "PASS out of GPU memory at setup: staged, results right, $n message(s) for 2 ranks"
 else
   fail=$((fail+1)); echo "FAIL out of GPU memory at setup ($n messages)"; echo "$out" | tail -15

@@ -595,6 +595,21 @@ static void scenario_oom(size_t n)
 {
     MPI_Comm c;
     MPI_Request rq;
+    {   /* a nonblocking call first: its setup runs from progress and fails */
+        float *s0 = dev_input(n, 32), *r0 = dev_poisoned(n);
+        float *b0 = 0 == wrank ? dev_input(n, 33) : dev_poisoned(n);
+        MPI_Request q[2];
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Iallreduce(s0, r0, (int) n, MPI_FLOAT, MPI_SUM, c, &q[0]);
+        MPI_Ibcast(b0, (int) n, MPI_FLOAT, 0, c, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        record(check_sum(r0, n, 32, wsize) && check_copy(b0, n, 33, 0, 1),
+               "oom: iallreduce and ibcast waiting for a setup that fails: staged, right");
+        MPI_Comm_free(&c);
+        CK(cudaFree(s0));
+        CK(cudaFree(r0));
+        CK(cudaFree(b0));
+    }
     float *s = dev_input(n, 30), *r = dev_poisoned(n), *r2 = dev_poisoned(n);
     float *bc = 0 == wrank ? dev_input(n, 31) : dev_poisoned(n);
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
