@@ -1,10 +1,10 @@
 /*
- * Nonblocking collectives that have no device-side algorithm (alltoallw,
- * whose per-peer datatypes the exchange kernel does not describe).  Open
- * MPI 4.1's libnbc would touch device memory from the CPU, so a device-
- * buffer call runs libnbc's form on host copies, and progress copies the
- * results back (coll_gpu_staged.c).  Host-buffer calls go to the previous
- * module untouched.
+ * Alltoallw, the one collective without a device-side algorithm (its
+ * per-peer datatypes the exchange kernel does not describe): staged,
+ * blocking or not.  Open MPI 4.1's libnbc would touch device memory from
+ * the CPU, so a nonblocking device-buffer call runs libnbc's form on host
+ * copies, and progress copies the results back (coll_gpu_staged.c).
+ * Host-buffer calls go to the previous module untouched.
  * The native nonblocking collectives live beside their blocking forms in
  * coll_gpu_native.c and coll_gpu_native_reduce.c.
  */
@@ -29,6 +29,24 @@ static int gpu_ialltoallw(const void *sbuf, const int *scounts, const int *sdisp
     }
     return mca_coll_gpu_alltoallw_staged(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
                                          rdtypes, comm, module, request);
+}
+
+static int gpu_alltoallw_blocking(const void *sbuf, const int *scounts, const int *sdispls,
+                                  struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                  const int *rcounts, const int *rdispls,
+                                  struct ompi_datatype_t *const *rdtypes,
+                                  struct ompi_communicator_t *comm,
+                                  mca_coll_base_module_t *module)
+{
+    return mca_coll_gpu_alltoallw_staged(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
+                                         rdtypes, comm, module, NULL);
+}
+
+/* Every other collective has an entry point of its own (native, allreduce)
+ * that stages what the GPU path does not take. */
+void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m)
+{
+    m->super.coll_alltoallw = gpu_alltoallw_blocking;
 }
 
 void mca_coll_gpu_install_nonblocking(mca_coll_gpu_module_t *m)

@@ -786,21 +786,3 @@ int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *
                              mca_coll_gpu_host_op(op), comm, m->prev.coll_reduce_scatter_module));
     return gpu_stage_finish(&s, &r, ret, inner, comm, req);
 }
-
-static int gpu_alltoallw_blocking(const void *sbuf, const int *scounts, const int *sdispls,
-                                  struct ompi_datatype_t *const *sdtypes, void *rbuf,
-                                  const int *rcounts, const int *rdispls,
-                                  struct ompi_datatype_t *const *rdtypes,
-                                  struct ompi_communicator_t *comm,
-                                  mca_coll_base_module_t *module)
-{
-    return mca_coll_gpu_alltoallw_staged(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
-                                         rdtypes, comm, module, NULL);
-}
-
-/* Every other collective has an entry point of its own (native, allreduce)
- * that stages what the GPU path does not take. */
-void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m)
-{
-    m->super.coll_alltoallw = gpu_alltoallw_blocking;
-}
