@@ -15,6 +15,7 @@
 #include "opal/util/output.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/runtime/mpiruntime.h"
 
 #include "topo/gpu_topo.h"
 #if GPUCOLL_HAVE_UCX
@@ -24,22 +25,30 @@
 
 /* node of every rank: hosts numbered by their first rank, each split into
  * V contiguous groups of its ranks, renumbered by first rank; returns the
- * node count or -1 */
-static int mca_coll_gpu_nodes(mca_coll_gpu_module_t *m, int *node_of, uint64_t *host)
+ * node count or -1.  *threads: some rank runs MPI_THREAD_MULTIPLE. */
+static int mca_coll_gpu_nodes(mca_coll_gpu_module_t *m, int *node_of, uint64_t *host,
+                              int *threads)
 {
     const int n = ompi_comm_size(m->comm);
     const int V = mca_coll_gpu_component.virtual_nodes > 1 ? mca_coll_gpu_component.virtual_nodes
                                                            : 1;
-    uint64_t mine = gpu_topo_host_id(gpu_topo_host_hash(), mca_coll_gpu_node_key(m->comm));
+    const uint64_t me = gpu_topo_host_id(gpu_topo_host_hash(), mca_coll_gpu_node_key(m->comm));
+    const uint64_t mine[2] = { me, ompi_mpi_thread_multiple ? 1 : 0 };
+    uint64_t *both = malloc(2 * sizeof(uint64_t) * (size_t) n);
     uint64_t *hosts = malloc(sizeof(uint64_t) * (size_t) n);
     int *host_of = malloc(sizeof(int) * (size_t) n), *lrank = malloc(sizeof(int) * (size_t) n);
     int *lsize = calloc((size_t) n, sizeof(int)), *raw = malloc(sizeof(int) * (size_t) n);
     int nh = 0, nn = -1;
 
     /* bounded by coll_gpu_timeout, like every setup exchange */
-    if (NULL == hosts || NULL == host_of || NULL == lrank || NULL == lsize || NULL == raw ||
-        GPU_OK != mca_coll_gpu_boot_ops.allgather(m, &mine, hosts, sizeof(mine))) {
+    if (NULL == both || NULL == hosts || NULL == host_of || NULL == lrank || NULL == lsize ||
+        NULL == raw || GPU_OK != mca_coll_gpu_boot_ops.allgather(m, mine, both, sizeof(mine))) {
         goto out;
+    }
+    *threads = 0;
+    for (int r = 0; r < n; ++r) {
+        hosts[r] = both[2 * r];
+        *threads |= 0 != both[2 * r + 1];
     }
     for (int r = 0; r < n; ++r) {
         int q = 0;
@@ -60,8 +69,9 @@ static int mca_coll_gpu_nodes(mca_coll_gpu_module_t *m, int *node_of, uint64_t *
         }
         node_of[r] = q < r ? node_of[q] : nn++;
     }
-    *host = mine;
+    *host = me;
 out:
+    free(both);
     free(raw);
     free(lsize);
     free(lrank);
@@ -183,7 +193,7 @@ int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret
 {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const int n = ompi_comm_size(m->comm);
-    int *node_of, nnodes;
+    int *node_of, nnodes, threads = 0;
     uint64_t host = 0;
 
     *ret = MPI_SUCCESS;
@@ -191,7 +201,7 @@ int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret
         return 0;
     }
     node_of = malloc(sizeof(int) * (size_t) n);
-    nnodes = NULL != node_of ? mca_coll_gpu_nodes(m, node_of, &host) : -1;
+    nnodes = NULL != node_of ? mca_coll_gpu_nodes(m, node_of, &host, &threads) : -1;
     if (1 == nnodes) {
         free(node_of);
         return 0;
@@ -204,6 +214,11 @@ int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret
     } else if (!c->hier) {
         opal_output_verbose(1, c->output, "coll/gpu: %s spans %d nodes, coll_gpu_hier is 0: "
                             "device collectives staged", m->comm->c_name, nnodes);
+    } else if (threads) {
+        /* one UCX worker, single-threaded, serves every communicator */
+        opal_output_verbose(1, c->output, "coll/gpu: %s spans %d nodes and a rank runs "
+                            "MPI_THREAD_MULTIPLE: device collectives staged", m->comm->c_name,
+                            nnodes);
     } else {
 #if GPUCOLL_HAVE_UCX
         if (mca_coll_gpu_hier_build(m, node_of, host)) {

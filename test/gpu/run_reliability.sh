@@ -53,7 +53,9 @@ for np in $NPS; do
   one "$np" edge 0 "$@"
 done
 one 2 timeout 16777216 "$@"
-# across (virtual) nodes: nonblocking calls stage through libnbc's forms
+# across (virtual) nodes: nonblocking calls stage through libnbc's forms;
+# with threads the communicator stages altogether (one UCX worker)
+one 2 threads 262144 --mca coll_gpu_virtual_nodes 2 "$@"
 for sc in cross blocking; do
   one 2 "$sc" 262144 --mca coll_gpu_virtual_nodes 2 "$@"
   one 4 "$sc" 8 --mca coll_gpu_virtual_nodes 2 "$@"
