@@ -37,15 +37,48 @@ AC_DEFUN([GPUCOLL_CHECK_OMPI], [
 
   save_CPPFLAGS=$CPPFLAGS; save_LDFLAGS=$LDFLAGS; save_LIBS=$LIBS
   CPPFLAGS="$CPPFLAGS $OMPI_CPPFLAGS"; LDFLAGS="$LDFLAGS $OMPI_LDFLAGS"; LIBS="$OMPI_LIBS $LIBS"
+  dnl The release series picks the coll framework interface
+  dnl (ompi_coll_gpu/coll_gpu_compat.h): 4.1 has component 2.0.0 with
+  dnl module 2.3.0, 5.0 has 2.4.0 for both.  Anything else is refused
+  dnl here rather than crashing at MPI_Init.
+  AC_MSG_CHECKING([the Open MPI release of the headers])
+  AC_COMPUTE_INT([ompi_series], [OMPI_MAJOR_VERSION * 100 + OMPI_MINOR_VERSION],
+    [[#include <mpi.h>]], [ompi_series=0])
+  ompi_major=`expr $ompi_series / 100`; ompi_minor=`expr $ompi_series % 100`
+  AC_MSG_RESULT([$ompi_major.$ompi_minor])
+  AS_CASE([$ompi_series],
+    [401], [ompi_coll_check='mca_coll_base_component_2_0_0_t c; struct mca_coll_base_module_2_3_0_t m;'],
+    [500], [ompi_coll_check='mca_coll_base_component_2_4_0_t c; struct mca_coll_base_module_2_4_0_t m;'],
+    [AC_MSG_ERROR([Open MPI $ompi_major.$ompi_minor is not supported: coll/gpu builds against Open MPI 4.1.x and 5.0.x (found in $OMPI_INCDIRS)])])
+  dnl Open MPI 5.0 installs devel headers without those of its threads
+  dnl component, which opal_config.h names: add this project's shim
+  dnl (compat/ompi5, layout checked by make check) when they are missing.
+  OMPI_COMPAT_SHIM=no
+  AS_IF([test "$ompi_series" = 500], [
+    have_threads_hdr=no
+    for d in $OMPI_INCDIRS; do
+      AS_IF([test -f "$d/openmpi/opal/mca/threads/pthreads/threads_pthreads_mutex.h" ||
+             test -f "$d/opal/mca/threads/pthreads/threads_pthreads_mutex.h"], [have_threads_hdr=yes])
+    done
+    AS_IF([test $have_threads_hdr = no], [
+      gpucoll_abs_srcdir=`cd "$srcdir" && pwd`
+      OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$gpucoll_abs_srcdir/compat/ompi5"
+      CPPFLAGS="$CPPFLAGS -I$gpucoll_abs_srcdir/compat/ompi5"
+      OMPI_COMPAT_SHIM=yes
+      AC_MSG_NOTICE([Open MPI 5.0 headers lack opal/mca/threads/pthreads: using compat/ompi5])])])
+  AM_CONDITIONAL([OMPI_COMPAT_SHIM], [test $OMPI_COMPAT_SHIM = yes])
+  AM_CONDITIONAL([OMPI_SERIES_5], [test "$ompi_series" = 500])
   AC_CHECK_HEADER([ompi/mca/coll/coll.h], [],
     [AC_MSG_ERROR([Open MPI devel headers (ompi/mca/coll/coll.h) not found in $OMPI_INCDIRS; Debian ships them in libopenmpi-dev])],
     [#include "ompi_config.h"])
-  AC_MSG_CHECKING([that the coll framework headers are API 2.0 with module 2.3 (Open MPI 4.x)])
+  AC_MSG_CHECKING([that the coll framework headers are those of Open MPI $ompi_major.$ompi_minor])
   AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include "ompi_config.h"
 #include "ompi/mca/coll/coll.h"]],
-    [[mca_coll_base_component_2_0_0_t c; struct mca_coll_base_module_2_3_0_t m; (void) c; (void) m;]])],
+    [[$ompi_coll_check (void) c; (void) m;]])],
     [AC_MSG_RESULT([yes])],
-    [AC_MSG_RESULT([no]); AC_MSG_ERROR([these Open MPI headers carry a coll framework other than v2.0/module 2.3; coll/gpu targets Open MPI 4.1])])
+    [AC_MSG_RESULT([no]); AC_MSG_ERROR([the coll framework in these Open MPI $ompi_major.$ompi_minor headers is not the one that release ships; are the devel headers complete?])])
+  OMPI_SERIES="$ompi_major.$ompi_minor"
+  AC_SUBST([OMPI_SERIES])
   AC_MSG_CHECKING([that libmpi is the Open MPI release of the headers])
   AC_RUN_IFELSE([AC_LANG_PROGRAM([[#include <stdio.h>
 #include <string.h>
@@ -63,7 +96,7 @@ AC_DEFUN([GPUCOLL_CHECK_OMPI], [
   AC_SUBST([OMPI_CPPFLAGS])
   AC_SUBST([OMPI_LDFLAGS])
   AC_SUBST([OMPI_LIBS])
-  AC_PATH_PROG([MPIRUN], [mpirun], [mpirun], [$PATH:$with_ompi/bin])
+  AC_PATH_PROG([MPIRUN], [mpirun], [mpirun], [$with_ompi/bin:$PATH])
   AC_PATH_PROG([OMPI_INFO], [ompi_info], [no], [$with_ompi/bin:$PATH])
   dnl Setting OMPI_MCA_mca_base_component_path replaces Open MPI's default
   dnl search path, so the modulefiles must put it back: ask ompi_info for

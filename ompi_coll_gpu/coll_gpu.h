@@ -28,8 +28,9 @@
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi_coll_gpu/coll_gpu_compat.h"
 #include "ompi/request/request.h"
-#include "opal/threads/mutex.h"
+#include MCA_COLL_GPU_MUTEX_HEADER
 
 #include "engine/gpu_engine.h"
 
@@ -50,7 +51,7 @@ enum {
 };
 
 typedef struct mca_coll_gpu_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_gpu_base_component_t super;
 
     int priority;
     int verbose;
@@ -97,7 +98,7 @@ typedef struct mca_coll_gpu_component_t {
     const char *no_gpu_reason;
 } mca_coll_gpu_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
+MCA_COLL_GPU_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
 
 typedef enum {
     MCA_COLL_GPU_BOOT_NONE = 0,
@@ -297,13 +298,14 @@ typedef struct mca_coll_gpu_request_t mca_coll_gpu_request_t;
 int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **request,
                                mca_coll_gpu_request_t **out);
 /*
- * What every request of this component starts with.  Open MPI 4.1 casts the
+ * What every request of this component starts with.  Open MPI casts the
  * request of a nonblocking or persistent collective to its
  * ompi_coll_base_nbc_request_t and, for a user op or a derived datatype,
  * keeps the object alive in the fields after ompi_request_t until the
  * request completes (ompi_coll_base_retain_op and friends).  Its header
- * needs ones Debian does not install, so the layout is repeated here; a
- * request that did not leave room had its own fields overwritten.
+ * needs ones Open MPI does not install, so the layout is repeated here
+ * (the data part per release: coll_gpu_compat.h); a request that did not
+ * leave room had its own fields overwritten.
  */
 typedef struct {
     ompi_request_t super;
@@ -312,9 +314,7 @@ typedef struct {
         ompi_request_free_fn_t req_free;
     } cb;
     void *req_complete_cb_data;
-    union {
-        void *pair[2];
-    } data;
+    mca_coll_gpu_nbc_data_t data;
 } mca_coll_gpu_nbc_request_t;
 
 /* The fields every request of this component starts with: a collective

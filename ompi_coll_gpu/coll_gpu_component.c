@@ -29,7 +29,7 @@ static int mca_coll_gpu_register(void);
 mca_coll_gpu_component_t mca_coll_gpu_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            MCA_COLL_GPU_BASE_VERSION,
             .mca_component_name = "gpu",
             MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
                                   OMPI_RELEASE_VERSION),

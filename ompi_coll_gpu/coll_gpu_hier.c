@@ -150,7 +150,7 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     up.net_devices = rail;
     up.timeout_s = c->timeout > 0 ? c->timeout : 60.0;
     up.direct = c->net_direct;
-    up.comm_id = (uint16_t) (m->comm->c_contextid & 0xffff);
+    up.comm_id = mca_coll_gpu_comm_id(m->comm);
     up.host_id = host;
     st_net = gpu_ucx_create(&mca_coll_gpu_comm_boot, m->comm, rank, layout.nranks, &up, &m->net);
     if (GPU_OK != st_net) {

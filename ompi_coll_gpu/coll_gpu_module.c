@@ -17,7 +17,6 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/proc/proc.h"
 #include "ompi/runtime/mpiruntime.h"
-#include "opal/mca/hwloc/hwloc-internal.h"
 
 #include "kernels/gpu_ll.h"
 #include "util/gpu_cuda_drv.h"

@@ -19,6 +19,7 @@
 #include "ompi_config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "coll_gpu.h"
 
@@ -315,7 +316,7 @@ void mca_coll_gpu_request_prepare(mca_coll_gpu_nbc_request_t *q, struct ompi_com
     OMPI_REQUEST_INIT(r, persistent);
     q->cb.req_complete_cb = NULL;
     q->req_complete_cb_data = NULL;
-    q->data.pair[0] = q->data.pair[1] = NULL;
+    memset(&q->data, 0, sizeof(q->data));
     r->req_type = OMPI_REQUEST_COLL;
     r->req_cancel = mca_coll_gpu_request_cancel;
     r->req_mpi_object.comm = comm;

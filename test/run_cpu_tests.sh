@@ -18,6 +18,7 @@ run() { # name, command...
   else fail=$((fail+1)); echo "FAIL $name"; echo "$out" | tail -20; fi
 }
 run "unit: reduction functors vs MPI_Reduce_local" "$B/test/unit/test_reduce_ops"
+run "unit: coll/gpu's headers match the libmpi they run in (struct sizes)" "$B/test/unit/test_ompi_layout"
 run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
 T=$(cd "$(dirname "$0")/.." && pwd)

@@ -13,7 +13,7 @@
  *   test_gpu_persistent        prints "N passed, N failed" on rank 0
  */
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "mpi_persist_compat.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -30,7 +30,7 @@
  * Prints "N passed, N failed" on rank 0; SKIP without a GPU.
  */
 #include <mpi.h>
-#include <mpi-ext.h>
+#include "mpi_persist_compat.h"
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
