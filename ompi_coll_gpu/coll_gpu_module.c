@@ -142,6 +142,9 @@ static int mca_coll_gpu_enable(mca_coll_base_module_t *module, struct ompi_commu
                             comm->c_name);
         return OMPI_ERROR;
     }
+    opal_output_verbose(1, mca_coll_gpu_component.output,
+                        "coll/gpu: enabled on %s (%d ranks); host buffers go to the previous "
+                        "module", comm->c_name, ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }
 

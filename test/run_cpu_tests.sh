@@ -39,6 +39,18 @@ for np in 1 2 4; do
   run "host collectives, default selection, np $np" $MPIRUN --oversubscribe -np $np "$B/test/mpi/test_host_colls"
   run "host collectives, --mca coll gpu alone, np $np" $MPIRUN --oversubscribe --mca coll gpu -np $np "$B/test/mpi/test_host_colls"
 done
+# the enabled module on host buffers (the CUDA driver stand-in reports one
+# device and no context): selection, enable and every entry point's hand-off
+FAKE="env LD_LIBRARY_PATH=$B/test/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+for np in 1 2 4; do
+  for sel in "" "--mca coll gpu"; do
+    run "enabled module (driver stand-in), host collectives${sel:+, $sel alone}, np $np" sh -c "
+      out=\$($FAKE $MPIRUN --oversubscribe -np $np $sel --mca coll_gpu_verbose 1 $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
+      echo \"\$out\" | grep -q 'coll/gpu: enabled on MPI_COMM_WORLD ($np ranks)' || { echo \"\$out\"; echo 'module not enabled'; exit 1; }
+      echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+  done
+done
+run "enabled module (driver stand-in), persistent collectives, np 2" sh -c "$FAKE $MPIRUN --oversubscribe -np 2 $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
 run "user messages come from the help file (a missing fallback component)" sh -c "
   out=\$($MPIRUN -np 1 --mca coll gpu --mca coll_gpu_fallback tuned,basic,libnbc,self,nosuchcomp $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'component \"coll/nosuchcomp\"' || { echo \"\$out\"; exit 1; }"

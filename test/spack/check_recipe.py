@@ -73,6 +73,12 @@ for opt in with_opts:
     if opt != "nvcc-gencode":
         check(any(d.startswith(dep) for d in depends), "no depends_on for --with-%s (%s)" % (opt, dep))
 check("ucx" in variants and "hwloc" in variants, "ucx and hwloc are variants")
+# the Open MPI range is the set of release series configure accepts
+series = sorted(int(x) for x in re.findall(r"\[(\d{3})\], \[ompi_coll_check=", m4))
+want = "openmpi@%d.%d:%d.%d" % (series[0] // 100, series[0] % 100, series[-1] // 100,
+                                 series[-1] % 100) if series else "?"
+check(want in depends, "recipe's Open MPI range is configure's series %s (has %s)"
+      % (want, [d for d in depends if d.startswith("openmpi")]))
 check(any("cuda_arch" in s for s in strings), "cuda_arch feeds --with-nvcc-gencode")
 print("check_recipe: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

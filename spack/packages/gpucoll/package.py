@@ -1,13 +1,14 @@
 # Spack recipe for coll/gpu.  Use it as a repository:
-#   spack repo add ./spack && spack install gpucoll cuda_arch=90 +ucx ^openmpi@4.1
+#   spack repo add ./spack && spack install gpucoll cuda_arch=90 +ucx ^openmpi@5.0
+# (or ^openmpi@4.1)
 # test/spack/check_recipe.py keeps it in step with configure.ac (CI).
 
 from spack.package import *
 
 
 class Gpucoll(AutotoolsPackage, CudaPackage):
-    """coll/gpu: an Open MPI 4.1 coll component that runs MPI collectives on
-    CUDA device buffers as GPU kernels over CUDA IPC/NVLink."""
+    """coll/gpu: an Open MPI coll component (4.1.x and 5.0.x) that runs MPI
+    collectives on CUDA device buffers as GPU kernels over CUDA IPC/NVLink."""
 
     homepage = "https://github.com/gpucoll/gpucoll"
     git = "https://github.com/gpucoll/gpucoll.git"
@@ -30,7 +31,10 @@ class Gpucoll(AutotoolsPackage, CudaPackage):
     depends_on("automake", type="build")
     depends_on("libtool", type="build")
     depends_on("m4", type="build")
-    depends_on("openmpi@4.1", type=("build", "link", "run"))
+    # one source tree for both series: configure reads the release from the
+    # headers and picks its coll framework interface (4.1: coll 2.0 with
+    # module 2.3; 5.0: 2.4); older and newer series are refused there
+    depends_on("openmpi@4.1:5.0", type=("build", "link", "run"))
     depends_on("cuda@11.8:", type=("build", "link", "run"))
     depends_on("hwloc@2:", when="+hwloc")
     depends_on("ucx@1.13:", when="+ucx")
