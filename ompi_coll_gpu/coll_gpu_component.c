@@ -300,13 +300,16 @@ static int mca_coll_gpu_open(void)
     c->output = opal_output_open(NULL);
     opal_output_set_verbosity(c->output, c->verbose);
     gpu_log_set_sink(mca_coll_gpu_log_sink, c->verbose);
+    /* the first folder with the file wins: the one that belongs to the
+     * .so actually loaded comes before the folders configure named, which
+     * a moved or reinstalled tree may have left stale */
+    mca_coll_gpu_help_beside_so();
 #ifdef GPUCOLL_HELP_DIR
     (void) opal_show_help_add_dir(GPUCOLL_HELP_DIR);
 #endif
 #ifdef GPUCOLL_HELP_DIR_BUILD
     (void) opal_show_help_add_dir(GPUCOLL_HELP_DIR_BUILD);
 #endif
-    mca_coll_gpu_help_beside_so();
     if (c->priority >= 0 && NULL != c->fallback && '\0' != c->fallback[0]) {
         (void) mca_coll_gpu_adopt_fallbacks(c->fallback);
     }

@@ -54,6 +54,17 @@ run "enabled module (driver stand-in), persistent collectives, np 2" sh -c "$FAK
 run "user messages come from the help file (a missing fallback component)" sh -c "
   out=\$($MPIRUN -np 1 --mca coll gpu --mca coll_gpu_fallback tuned,basic,libnbc,self,nosuchcomp $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'component \"coll/nosuchcomp\"' || { echo \"\$out\"; exit 1; }"
+# Spack and modules move installs: the help file is found beside the loaded
+# .so (dladdr) before the folders configure baked in.  The moved copy's text
+# carries a marker, so only that file can produce it.
+run "help file found beside a moved install (dladdr)" sh -c "
+  tmp=\$(mktemp -d); trap 'rm -rf \$tmp' EXIT
+  make -s -C '$B' install prefix=\$tmp/a > \$tmp/log 2>&1 || { cat \$tmp/log; exit 1; }
+  mv \$tmp/a \$tmp/moved
+  sed -i 's/^component \"coll\/%s\", but no such/component \"coll\/%s\" (moved-install-marker), but no such/' \$tmp/moved/share/gpucoll/help-coll-gpu.txt
+  grep -q moved-install-marker \$tmp/moved/share/gpucoll/help-coll-gpu.txt || { echo 'marker not set'; exit 1; }
+  out=\$(OMPI_MCA_mca_base_component_path='$DEFAULT_PATH':\$tmp/moved/lib/openmpi $MPIRUN -np 1 --mca coll gpu --mca coll_gpu_fallback tuned,basic,libnbc,self,nosuchcomp $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'coll/nosuchcomp\" (moved-install-marker)' || { echo \"\$out\"; exit 1; }"
 if [ -x "$B/test/mpi/test_inter" ]; then
   for np in 2 3 4; do
     run "UCX transport + inter-node algorithms, host memory, TCP loopback, np $np" env UCX_TLS=tcp,self $MPIRUN --oversubscribe -np $np "$B/test/mpi/test_inter" --quick --distinct-hosts
@@ -74,6 +85,12 @@ for np in 1 2 4; do
 done
 run "persistent collectives, --mca coll gpu alone, np 2" sh -c "$MPIRUN --oversubscribe --mca coll gpu -np 2 $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
 run "demo reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/allreduce_demo | grep -q 'no GPU present'"
+run "configure refuses an Open MPI series it has no interface for (6.0), naming it" sh -c "
+  tmp=\$(mktemp -d); trap 'rm -rf \$tmp' EXIT
+  mkdir -p \$tmp/ompi6/include \$tmp/build
+  printf '#define OMPI_MAJOR_VERSION 6\\n#define OMPI_MINOR_VERSION 0\\n' > \$tmp/ompi6/include/mpi.h
+  cd \$tmp/build && if '$T/configure' -q --with-ompi=\$tmp/ompi6 > out 2>&1; then cat out; exit 1; fi
+  grep -q 'Open MPI 6.0 is not supported: coll/gpu builds against Open MPI 4.1.x and 5.0.x' out || { cat out; exit 1; }"
 run "spack recipe compiles and matches configure's options" python3 "$(dirname "$0")/spack/check_recipe.py"
 run "modulefile under Lmod: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" lmod
 run "modulefile under Environment Modules: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" tcl
