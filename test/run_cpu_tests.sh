@@ -50,6 +50,11 @@ for np in 1 2 4; do
       echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
   done
 done
+for np in 2 4; do
+  run "enabled module (driver stand-in), MPI_THREAD_MULTIPLE: 4 threads on 4 communicators at once, np $np" sh -c "
+    out=\$($FAKE $MPIRUN --oversubscribe -np $np $B/test/mpi/test_host_threads 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+done
 run "enabled module (driver stand-in), persistent collectives, np 2" sh -c "$FAKE $MPIRUN --oversubscribe -np 2 $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
 run "user messages come from the help file (a missing fallback component)" sh -c "
   out=\$($MPIRUN -np 1 --mca coll gpu --mca coll_gpu_fallback tuned,basic,libnbc,self,nosuchcomp $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
