@@ -89,6 +89,7 @@ for np in 1 2 4; do
   run "persistent collectives (MPIX_*_init) on host buffers stay Open MPI's, np $np" sh -c "$MPIRUN --oversubscribe -np $np $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
 done
 run "persistent collectives, --mca coll gpu alone, np 2" sh -c "$MPIRUN --oversubscribe --mca coll gpu -np 2 $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
+run "application benchmark (gpucoll_appbench) skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/bench/gpucoll_appbench | grep -q 'SKIP gpucoll_appbench: no CUDA device visible'"
 run "demo reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/allreduce_demo | grep -q 'no GPU present'"
 run "configure refuses an Open MPI series it has no interface for (6.0), naming it" sh -c "
   tmp=\$(mktemp -d); trap 'rm -rf \$tmp' EXIT

@@ -16,7 +16,6 @@
  *                 [-b min_bytes] [-e max_bytes] [-n iters] [-r repetitions] [--no-nccl]
  *                 [--csv FILE] [--json FILE]
  */
-#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,49 +23,7 @@
 
 #include <cuda_runtime_api.h>
 
-#define CK(call) do { cudaError_t e_ = (call); if (cudaSuccess != e_) { \
-    fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-    MPI_Abort(MPI_COMM_WORLD, 2); } } while (0)
-
-typedef struct { char internal[128]; } nccl_id_t;
-typedef void *nccl_comm_t;
-static struct {
-    int (*get_unique_id)(nccl_id_t *);
-    int (*comm_init_rank)(nccl_comm_t *, int, nccl_id_t, int);
-    int (*all_reduce)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
-    int (*broadcast)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
-    int (*reduce)(const void *, void *, size_t, int, int, int, nccl_comm_t, cudaStream_t);
-    int (*all_gather)(const void *, void *, size_t, int, nccl_comm_t, cudaStream_t);
-    int (*reduce_scatter)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
-    int (*send)(const void *, size_t, int, int, nccl_comm_t, cudaStream_t);
-    int (*recv)(void *, size_t, int, int, nccl_comm_t, cudaStream_t);
-    int (*group_start)(void);
-    int (*group_end)(void);
-    int (*comm_destroy)(nccl_comm_t);
-    int (*get_version)(int *);
-} nccl;
-
-static int nccl_load(void)
-{
-    void *h = dlopen("libnccl.so.2", RTLD_NOW);
-    if (NULL == h) return 0;
-    nccl.get_unique_id = (int (*)(nccl_id_t *)) dlsym(h, "ncclGetUniqueId");
-    nccl.comm_init_rank = (int (*)(nccl_comm_t *, int, nccl_id_t, int)) dlsym(h, "ncclCommInitRank");
-    nccl.all_reduce = (int (*)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t)) dlsym(h, "ncclAllReduce");
-    nccl.comm_destroy = (int (*)(nccl_comm_t)) dlsym(h, "ncclCommDestroy");
-    nccl.get_version = (int (*)(int *)) dlsym(h, "ncclGetVersion");
-    *(void **) &nccl.broadcast = dlsym(h, "ncclBroadcast");
-    *(void **) &nccl.reduce = dlsym(h, "ncclReduce");
-    *(void **) &nccl.all_gather = dlsym(h, "ncclAllGather");
-    *(void **) &nccl.reduce_scatter = dlsym(h, "ncclReduceScatter");
-    *(void **) &nccl.send = dlsym(h, "ncclSend");
-    *(void **) &nccl.recv = dlsym(h, "ncclRecv");
-    *(void **) &nccl.group_start = dlsym(h, "ncclGroupStart");
-    *(void **) &nccl.group_end = dlsym(h, "ncclGroupEnd");
-    return nccl.get_unique_id && nccl.comm_init_rank && nccl.all_reduce && nccl.comm_destroy &&
-           nccl.broadcast && nccl.reduce && nccl.all_gather && nccl.reduce_scatter && nccl.send &&
-           nccl.recv && nccl.group_start && nccl.group_end;
-}
+#include "bench_util.h"
 
 enum { B_ALLREDUCE, B_BCAST, B_REDUCE, B_ALLGATHER, B_REDUCE_SCATTER, B_ALLTOALL, B_N };
 static const char *bname[] = { "allreduce", "bcast", "reduce", "allgather", "reduce_scatter",
@@ -120,19 +77,6 @@ static int nccl_call(nccl_comm_t nc, cudaStream_t st, void *s, void *r, size_t c
 }
 
 #define MAX_REPS 15
-
-/* median of n values (sorts them) */
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; ++i) {
-        for (int j = i; j > 0 && v[j] < v[j - 1]; --j) {
-            const double x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static double time_mpi(void *s, void *r, size_t count, int iters, int warm)
 {
