@@ -339,6 +339,9 @@ void mca_coll_gpu_drain(mca_coll_gpu_module_t *m);
 /* A setup begun for a nonblocking call runs from progress: 0 when too many
  * are in flight already (the caller then does not begin one). */
 int mca_coll_gpu_setup_track(mca_coll_gpu_module_t *m);
+/* set while this thread runs an enqueued collective for libgpucoll on
+ * CUDA's host-function thread (coll_gpu_mpix.c): no CUDA call there */
+extern __thread int mca_coll_gpu_in_cuda_callback;
 /* completes persistent requests whose round is done; called from it */
 int mca_coll_gpu_persistent_progress(void);
 /* returns what persistent requests still hold at component close */

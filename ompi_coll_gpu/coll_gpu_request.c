@@ -250,8 +250,11 @@ static int mca_coll_gpu_progress(void)
     mca_coll_gpu_request_t *r, *prev = NULL, *next;
     int done = 0;
 
-    /* another thread is in this pass, or this thread is, further out */
-    if (busy || OPAL_THREAD_TRYLOCK(&mca_coll_gpu_component.lock)) {
+    /* another thread is in this pass, or this thread is, further out; or
+     * this is CUDA's host-function thread (an enqueued collective waiting
+     * in coll_gpu_mpix.c), where the CUDA calls of device requests are not
+     * allowed: the application's threads progress them */
+    if (busy || mca_coll_gpu_in_cuda_callback || OPAL_THREAD_TRYLOCK(&mca_coll_gpu_component.lock)) {
         return 0;
     }
     busy = 1;

@@ -55,6 +55,21 @@ for np in 2 4; do
     out=\$($FAKE $MPIRUN --oversubscribe -np $np $B/test/mpi/test_host_threads 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
 done
+# MPICH's MPIX stream extension (libgpucoll): the calling thread's stream
+# runs every enqueued collective at once; a CUDA stream needs coll/gpu
+for np in 1 2 4; do
+  run "MPIX streams (libgpucoll): enqueue forms on the calling thread's stream, errors, np $np" sh -c "
+    out=\$($MPIRUN --oversubscribe -np $np $B/test/mpi/test_mpix 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+done
+run "MPIX streams: a CUDA stream without coll/gpu says it is not loaded" sh -c "
+  out=\$($MPIRUN --oversubscribe -np 2 --mca coll ^gpu $B/test/mpi/test_mpix noload 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'coll/gpu is not loaded into this Open MPI' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+run "MPIX streams: with coll/gpu loaded the library finds its entry (driver stand-in), np 2" sh -c "
+  out=\$($FAKE $MPIRUN --oversubscribe -np 2 $B/test/mpi/test_mpix loaded 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'not a valid CUDA stream' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
 run "enabled module (driver stand-in), persistent collectives, np 2" sh -c "$FAKE $MPIRUN --oversubscribe -np 2 $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
 run "user messages come from the help file (a missing fallback component)" sh -c "
   out=\$($MPIRUN -np 1 --mca coll gpu --mca coll_gpu_fallback tuned,basic,libnbc,self,nosuchcomp $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
@@ -90,6 +105,8 @@ for np in 1 2 4; do
 done
 run "persistent collectives, --mca coll gpu alone, np 2" sh -c "$MPIRUN --oversubscribe --mca coll gpu -np 2 $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
 run "application benchmark (gpucoll_appbench) skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/bench/gpucoll_appbench | grep -q 'SKIP gpucoll_appbench: no CUDA device visible'"
+run "GPU enqueue test (MPIX streams) skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_enqueue | grep -q 'SKIP test_gpu_enqueue: no CUDA device visible'"
+run "MPICH-style stream demo builds unchanged and reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/mpix_enqueue_demo | grep -q 'no GPU present'"
 run "demo reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/allreduce_demo | grep -q 'no GPU present'"
 run "configure refuses an Open MPI series it has no interface for (6.0), naming it" sh -c "
   tmp=\$(mktemp -d); trap 'rm -rf \$tmp' EXIT

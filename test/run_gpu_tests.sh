@@ -34,6 +34,8 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_allreduce 4 --mca coll_gpu_allreduce_algorithm twoshot" \
            "test_gpu_colls 2" "test_gpu_colls 4" "test_gpu_colls 2 --mca coll gpu" \
            "test_gpu_persistent 2" "test_gpu_persistent 4" \
+           "test_gpu_enqueue 2" "test_gpu_enqueue 4" \
+           "test_gpu_enqueue 2 --mca coll_gpu_timeout 3 GPUCOLL_TEST_ENQUEUE=timeout" \
            "test_gpu_colls 4 --mca coll_gpu_bcast_chain_min 0" \
            "test_gpu_colls 2 --mca coll_gpu_xchg_split 1 --mca coll_gpu_xchg_nblocks 64" \
            "test_gpu_allreduce 2 --mca coll_gpu_persist 0" "test_gpu_colls 2 --mca coll_gpu_persist 0" \

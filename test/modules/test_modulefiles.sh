@@ -48,6 +48,17 @@ for preset in unset set; do
   ompi_info --param coll gpu --level 9 2>/dev/null | grep -q "MCA coll: gpu" || fail "ompi_info does not list coll gpu after load ($preset)"
   ompi_info 2>/dev/null | grep -q "MCA coll: tuned" || fail "Open MPI's own components lost after load ($preset)"
   command -v gpucoll_bench > /dev/null || fail "gpucoll_bench not found on PATH"
+  # MPICH's stream extension: an unchanged MPICH program builds against the
+  # installed header and library through pkg-config, and runs (no GPU here:
+  # it says so); CPATH alone finds the header
+  pkg-config --libs gpucoll 2>/dev/null | grep -q -- "-lgpucoll" || fail "pkg-config gpucoll not found after load ($preset)"
+  echo '#include <mpix_gpu.h>' | ${CC:-cc} -E $(mpicc --showme:compile) - > /dev/null 2>&1 || fail "mpix_gpu.h not on CPATH after load"
+  if [ $preset = unset ] && [ -d "${CUDA_HOME:-/usr/local/cuda}/include" ]; then
+    cu=${CUDA_HOME:-/usr/local/cuda}
+    mpicc "$(dirname "$0")/../../demo/mpix_enqueue_demo.c" -I"$cu/include" $(pkg-config --cflags --libs gpucoll) \
+      -L"$cu/lib64" -Wl,-rpath,"$cu/lib64" -lcudart -o "$tmp/mpix_demo" 2> "$tmp/err" || fail "the MPICH-style demo does not build"
+    ${MPIRUN:-mpirun} --oversubscribe -np 2 "$tmp/mpix_demo" 2>&1 | grep -q "no GPU present\|correct" || fail "the MPICH-style demo did not run"
+  fi
   module unload gpucoll
   [ "${OMPI_MCA_mca_base_component_path-UNSET}" = "$before_var" ] || fail "component path not restored ($preset): '${OMPI_MCA_mca_base_component_path-UNSET}' vs '$before_var'"
   [ "$(dedup "$PATH")" = "$(dedup "$before_path")" ] || fail "PATH not restored: $PATH vs $before_path"

@@ -1,0 +1,104 @@
+/*
+ * A program written for MPICH's stream extension, unchanged: it includes
+ * only <mpi.h> and the CUDA runtime, as an MPICH user writes it.  Built
+ * against Open MPI with coll/gpu through pkg-config, whose flags include
+ * mpix_gpu.h and link libgpucoll:
+ *
+ *   mpicc mpix_enqueue_demo.c $(pkg-config --cflags --libs gpucoll) -lcudart -o demo
+ *   mpirun -np 2 ./demo
+ *
+ * It enqueues an allreduce on a CUDA stream between a copy in and a copy
+ * out, then captures an allreduce into a CUDA graph and replays it 1000
+ * times with no MPI call in between, checking every result.
+ */
+#include <mpi.h>
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define N 1024
+#define REPLAYS 1000
+
+int main(int argc, char **argv)
+{
+    int provided, rank, size, ndev = 0, errs = 0, all_errs = 0;
+    cudaStream_t stream;
+    MPI_Info info;
+    MPIX_Stream mpi_stream;
+    MPI_Comm stream_comm;
+    float *d_in, *d_out, *h, *results;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (cudaSuccess != cudaGetDeviceCount(&ndev) || 0 == ndev) {
+        if (0 == rank) {
+            printf("no GPU present: the MPIX stream demo needs a CUDA device per rank\n");
+        }
+        MPI_Finalize();
+        return 0;
+    }
+    cudaSetDevice(rank % ndev);
+    cudaStreamCreate(&stream);
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "type", "cudaStream_t");
+    MPIX_Info_set_hex(info, "value", &stream, sizeof(stream));
+    MPIX_Stream_create(info, &mpi_stream);
+    MPI_Info_free(&info);
+    MPIX_Stream_comm_create(MPI_COMM_WORLD, mpi_stream, &stream_comm);
+
+    cudaMalloc((void **) &d_in, N * sizeof(float));
+    cudaMalloc((void **) &d_out, N * sizeof(float));
+    cudaMallocHost((void **) &h, N * sizeof(float));
+    cudaMallocHost((void **) &results, REPLAYS * sizeof(float));
+
+    /* eager: copy in, allreduce, copy out, all in the stream's order */
+    for (int i = 0; i < N; ++i) {
+        h[i] = (float) (rank + i);
+    }
+    cudaMemcpyAsync(d_in, h, N * sizeof(float), cudaMemcpyHostToDevice, stream);
+    MPIX_Allreduce_enqueue(d_in, d_out, N, MPI_FLOAT, MPI_SUM, stream_comm);
+    cudaMemcpyAsync(h, d_out, N * sizeof(float), cudaMemcpyDeviceToHost, stream);
+    cudaStreamSynchronize(stream);
+    for (int i = 0; i < N; ++i) {
+        errs += h[i] != (float) (size * i + size * (size - 1) / 2);
+    }
+
+    /* captured: the graph holds the allreduce; each replay gets a new input */
+    cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    MPIX_Allreduce_enqueue(d_in, d_out, 1, MPI_FLOAT, MPI_SUM, stream_comm);
+    cudaStreamEndCapture(stream, &graph);
+    cudaGraphInstantiate(&exec, graph, 0);
+    for (int k = 0; k < REPLAYS; ++k) {
+        h[k % N] = (float) (k + rank);
+        cudaMemcpyAsync(d_in, &h[k % N], sizeof(float), cudaMemcpyHostToDevice, stream);
+        cudaGraphLaunch(exec, stream);
+        cudaMemcpyAsync(&results[k], d_out, sizeof(float), cudaMemcpyDeviceToHost, stream);
+        if (k % N == N - 1) {
+            cudaStreamSynchronize(stream);   /* h's slots are reused */
+        }
+    }
+    cudaStreamSynchronize(stream);
+    for (int k = 0; k < REPLAYS; ++k) {
+        errs += results[k] != (float) (size * k + size * (size - 1) / 2);
+    }
+    MPI_Allreduce(&errs, &all_errs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == rank) {
+        printf("MPIX stream demo, %d ranks: eager allreduce of %d floats and %d graph replays: %s "
+               "(%d wrong values)\n", size, N, REPLAYS, all_errs ? "FAILED" : "correct", all_errs);
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    MPI_Comm_free(&stream_comm);
+    MPIX_Stream_free(&mpi_stream);
+    cudaFree(d_in);
+    cudaFree(d_out);
+    cudaFreeHost(h);
+    cudaFreeHost(results);
+    cudaStreamDestroy(stream);
+    MPI_Finalize();
+    return all_errs ? 1 : 0;
+}

@@ -1,0 +1,677 @@
+/*
+ * libgpucoll: MPICH's stream extension (MPIX_Stream, MPIX_*_enqueue) for
+ * Open MPI with coll/gpu.
+ *
+ * A stream is an MPIX_Stream object: a CUDA stream given through an info
+ * ("type" = "cudaStream_t", "value" = its handle in hex), or, from
+ * MPI_INFO_NULL, the calling thread itself.  MPIX_Stream_comm_create dups
+ * the communicator and attaches the stream to the copy as an attribute of
+ * this library's keyval, with the per-communicator state below.
+ *
+ * An enqueued collective on a CUDA stream is three pieces of stream work,
+ * so it is ordered with the application's kernels and can be captured into
+ * a graph: copies of the inputs into pinned host memory, a host function
+ * that runs the collective on those copies (coll/gpu's entry, through the
+ * previous coll module, bounded by coll_gpu_timeout; CUDA runs host
+ * functions on its own thread, hence MPI_THREAD_MULTIPLE), and copies of
+ * the results back.  A call's descriptor and pinned buffers live as long as
+ * its communicator when the call was captured (a graph may replay it any
+ * number of times), and go back to the communicator's free list after the
+ * stream passed it otherwise.  An error inside a host function (a timeout)
+ * is reported by the next enqueue on that communicator; the stream goes on.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "mpix/gpucoll_mpix_abi.h"
+#include "mpix/mpix_gpu.h"
+
+struct gpucoll_mpix_stream {
+    int is_cuda;
+    cudaStream_t cuda;
+};
+
+typedef struct gc_desc {
+    struct gc_desc *next_all;  /* every descriptor of the communicator */
+    struct gc_desc *next_free; /* eager ones the stream has passed */
+    gpucoll_mpix_call_t call;  /* buffers point into the pinned copies */
+    MPI_Count total;           /* one-buffer calls above INT_MAX elements run in chunks */
+    void *hs, *hr;             /* pinned copies (NULL when not needed) */
+    size_t hs_bytes, hr_bytes;
+    struct gc_comm *owner;
+    int persistent;            /* captured: kept until the communicator is freed */
+} gc_desc_t;
+
+typedef struct gc_comm {
+    MPIX_Stream stream;
+    pthread_mutex_t lock;
+    gc_desc_t *all;            /* every descriptor made for this communicator */
+    gc_desc_t *free_list;      /* eager ones the stream has passed */
+    int pending_error;         /* from a host function, reported once */
+} gc_comm_t;
+
+static int gc_keyval = MPI_KEYVAL_INVALID;
+static pthread_mutex_t gc_global = PTHREAD_MUTEX_INITIALIZER;
+
+static int gc_fail(int code, const char *fn, const char *why)
+{
+    fprintf(stderr, "%s: %s\n", fn, why);
+    return code;
+}
+
+/* ---- info and streams ------------------------------------------------------ */
+
+int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int value_size)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *v = value;
+    char *hex;
+    int ret;
+
+    if (value_size < 0 || (value_size > 0 && NULL == value) || NULL == key) {
+        return gc_fail(MPI_ERR_ARG, "MPIX_Info_set_hex", "invalid key, value or size");
+    }
+    hex = malloc(2 * (size_t) value_size + 1);
+    if (NULL == hex) {
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < value_size; ++i) {
+        hex[2 * i] = digits[v[i] >> 4];
+        hex[2 * i + 1] = digits[v[i] & 15];
+    }
+    hex[2 * value_size] = '\0';
+    ret = MPI_Info_set(info, key, hex);
+    free(hex);
+    return ret;
+}
+
+static int gc_hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* the info's key as exactly size bytes written by MPIX_Info_set_hex */
+static int gc_info_get_hex(MPI_Info info, const char *key, void *out, int size)
+{
+    char buf[2 * 64 + 1];
+    int flag = 0, len = 0;
+
+    if (size > 64 || MPI_SUCCESS != MPI_Info_get_valuelen(info, key, &len, &flag) || !flag ||
+        len != 2 * size || MPI_SUCCESS != MPI_Info_get(info, key, len, buf, &flag) || !flag) {
+        return 0;
+    }
+    for (int i = 0; i < size; ++i) {
+        const int hi = gc_hexval(buf[2 * i]), lo = gc_hexval(buf[2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            return 0;
+        }
+        ((unsigned char *) out)[i] = (unsigned char) (hi << 4 | lo);
+    }
+    return 1;
+}
+
+int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream)
+{
+    struct gpucoll_mpix_stream *s;
+    char type[64];
+    int flag = 0;
+
+    if (NULL == stream) {
+        return gc_fail(MPI_ERR_ARG, "MPIX_Stream_create", "stream is NULL");
+    }
+    s = calloc(1, sizeof(*s));
+    if (NULL == s) {
+        return MPI_ERR_NO_MEM;
+    }
+    if (MPI_INFO_NULL != info &&
+        MPI_SUCCESS == MPI_Info_get(info, "type", (int) sizeof(type) - 1, type, &flag) && flag) {
+        if (0 != strcmp(type, "cudaStream_t")) {
+            free(s);
+            return gc_fail(MPI_ERR_ARG, "MPIX_Stream_create",
+                           "info \"type\" must be \"cudaStream_t\" (the only GPU stream "
+                           "type this library knows)");
+        }
+        if (!gc_info_get_hex(info, "value", &s->cuda, (int) sizeof(s->cuda))) {
+            free(s);
+            return gc_fail(MPI_ERR_ARG, "MPIX_Stream_create",
+                           "info \"value\" must hold the cudaStream_t, set with "
+                           "MPIX_Info_set_hex(info, \"value\", &stream, sizeof(stream))");
+        }
+        s->is_cuda = 1;
+    }
+    *stream = s;
+    return MPI_SUCCESS;
+}
+
+int MPIX_Stream_free(MPIX_Stream *stream)
+{
+    if (NULL == stream || MPIX_STREAM_NULL == *stream) {
+        return gc_fail(MPI_ERR_ARG, "MPIX_Stream_free", "no stream");
+    }
+    free(*stream);
+    *stream = MPIX_STREAM_NULL;
+    return MPI_SUCCESS;
+}
+
+/* ---- the stream communicator ------------------------------------------------- */
+
+static void gc_desc_free(gc_desc_t *d)
+{
+    if (NULL != d->hs) {
+        (void) cudaFreeHost(d->hs);
+    }
+    if (NULL != d->hr) {
+        (void) cudaFreeHost(d->hr);
+    }
+    free(d);
+}
+
+/* the communicator is being freed: the application synchronized its
+ * stream before (as MPI_Comm_free of a stream communicator requires) */
+static int gc_comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    gc_comm_t *c = attr;
+    (void) comm;
+    (void) keyval;
+    (void) extra;
+    while (NULL != c->all) {
+        gc_desc_t *d = c->all;
+        c->all = d->next_all;
+        gc_desc_free(d);
+    }
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+    return MPI_SUCCESS;
+}
+
+int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm)
+{
+    gc_comm_t *c;
+    int ret;
+
+    if (NULL == newcomm || MPIX_STREAM_NULL == stream) {
+        return gc_fail(MPI_ERR_ARG, "MPIX_Stream_comm_create", "no stream or output");
+    }
+    pthread_mutex_lock(&gc_global);
+    ret = MPI_KEYVAL_INVALID == gc_keyval
+          ? MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, gc_comm_delete, &gc_keyval, NULL)
+          : MPI_SUCCESS;
+    pthread_mutex_unlock(&gc_global);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
+    c = calloc(1, sizeof(*c));
+    if (NULL == c) {
+        return MPI_ERR_NO_MEM;
+    }
+    c->stream = stream;
+    pthread_mutex_init(&c->lock, NULL);
+    ret = MPI_Comm_dup(comm, newcomm);
+    if (MPI_SUCCESS == ret) {
+        ret = MPI_Comm_set_attr(*newcomm, gc_keyval, c);
+        if (MPI_SUCCESS != ret) {
+            MPI_Comm_free(newcomm);
+        }
+    }
+    if (MPI_SUCCESS != ret) {
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+    }
+    return ret;
+}
+
+static gc_comm_t *gc_comm_of(MPI_Comm comm)
+{
+    void *attr = NULL;
+    int flag = 0;
+    if (MPI_KEYVAL_INVALID == gc_keyval || MPI_COMM_NULL == comm ||
+        MPI_SUCCESS != MPI_Comm_get_attr(comm, gc_keyval, &attr, &flag) || !flag) {
+        return NULL;
+    }
+    return attr;
+}
+
+/* coll/gpu's entry, or NULL when coll/gpu is not loaded into this process */
+static const gpucoll_mpix_abi_t *gc_abi(void)
+{
+    static const gpucoll_mpix_abi_t *abi;
+    static int looked;
+    if (!looked) {
+        const gpucoll_mpix_abi_t *a = dlsym(RTLD_DEFAULT, GPUCOLL_MPIX_ABI_SYMBOL);
+        abi = (NULL != a && a->version >= GPUCOLL_MPIX_ABI_VERSION) ? a : NULL;
+        looked = 1;
+    }
+    return abi;
+}
+
+/* ---- one collective ------------------------------------------------------------ */
+
+/* bytes from the lowest to the highest byte count elements of t touch,
+ * and where that span starts relative to the buffer */
+static int gc_span(MPI_Datatype t, MPI_Count count, size_t *bytes, MPI_Aint *lb_out)
+{
+    MPI_Aint lb, ext, tlb, text;
+    if (count <= 0) {
+        *bytes = 0;
+        *lb_out = 0;
+        return MPI_SUCCESS;
+    }
+    if (MPI_SUCCESS != MPI_Type_get_extent(t, &lb, &ext) ||
+        MPI_SUCCESS != MPI_Type_get_true_extent(t, &tlb, &text)) {
+        return MPI_ERR_TYPE;
+    }
+    *bytes = (size_t) ((count - 1) * ext + text);
+    *lb_out = tlb;
+    return MPI_SUCCESS;
+}
+
+static int gc_run(const gpucoll_mpix_call_t *call, MPI_Count total, int cuda_thread);
+
+/* the host function: runs on CUDA's thread once the stream reaches it */
+static void gc_host_fn(void *arg)
+{
+    gc_desc_t *d = arg;
+    const int ret = gc_run(&d->call, d->total, 1);
+    if (MPI_SUCCESS != ret) {
+        pthread_mutex_lock(&d->owner->lock);
+        if (MPI_SUCCESS == d->owner->pending_error) {
+            d->owner->pending_error = ret;
+        }
+        pthread_mutex_unlock(&d->owner->lock);
+    }
+}
+
+/* after the copies back: an eager call's descriptor can be used again */
+static void gc_release_fn(void *arg)
+{
+    gc_desc_t *d = arg;
+    pthread_mutex_lock(&d->owner->lock);
+    d->next_free = d->owner->free_list;
+    d->owner->free_list = d;
+    pthread_mutex_unlock(&d->owner->lock);
+}
+
+/* run call now: through coll/gpu's host entry on CUDA's thread, through
+ * MPI on the calling thread (an MPI_INFO_NULL stream).  total is the count
+ * of one-buffer calls (allreduce, bcast, reduce), which go in pieces of
+ * INT_MAX elements above it; the others carry theirs in call. */
+static int gc_run(const gpucoll_mpix_call_t *call, MPI_Count total, int cuda_thread)
+{
+    MPI_Aint lb, ext = 0;
+    MPI_Count done = 0;
+
+    if (call->coll <= GPUCOLL_MPIX_REDUCE && total > INT_MAX) {
+        MPI_Type_get_extent(call->stype, &lb, &ext);
+    }
+    do {
+        gpucoll_mpix_call_t c = *call;
+        const MPI_Count piece = total - done > INT_MAX ? INT_MAX : total - done;
+        int ret;
+        if (call->coll <= GPUCOLL_MPIX_REDUCE) {
+            c.scount = (int) piece;
+            if (MPI_IN_PLACE != c.sendbuf && NULL != c.sendbuf) {
+                c.sendbuf = (const char *) c.sendbuf + done * ext;
+            }
+            if (NULL != c.recvbuf) {
+                c.recvbuf = (char *) c.recvbuf + done * ext;
+            }
+        }
+        if (cuda_thread) {
+            ret = gc_abi()->host_collective(&c);
+        } else {
+            switch (c.coll) {
+            case GPUCOLL_MPIX_ALLREDUCE:
+                ret = MPI_Allreduce(c.sendbuf, c.recvbuf, c.scount, c.stype, c.op, c.comm);
+                break;
+            case GPUCOLL_MPIX_BCAST:
+                ret = MPI_Bcast(c.recvbuf, c.scount, c.stype, c.root, c.comm);
+                break;
+            case GPUCOLL_MPIX_REDUCE:
+                ret = MPI_Reduce(c.sendbuf, c.recvbuf, c.scount, c.stype, c.op, c.root, c.comm);
+                break;
+            case GPUCOLL_MPIX_ALLGATHER:
+                ret = MPI_Allgather(c.sendbuf, c.scount, c.stype, c.recvbuf, c.rcount, c.rtype,
+                                    c.comm);
+                break;
+            case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
+                ret = MPI_Reduce_scatter_block(c.sendbuf, c.recvbuf, c.rcount, c.rtype, c.op,
+                                               c.comm);
+                break;
+            default:
+                ret = MPI_Alltoall(c.sendbuf, c.scount, c.stype, c.recvbuf, c.rcount, c.rtype,
+                                   c.comm);
+                break;
+            }
+        }
+        if (MPI_SUCCESS != ret) {
+            return ret;
+        }
+        done += piece;
+    } while (done < total);
+    return MPI_SUCCESS;
+}
+
+/* MPI's arguments of one enqueue, counts as given */
+typedef struct {
+    gpucoll_mpix_coll_t coll;
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Count scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
+    const char *fn;
+} gc_args_t;
+
+/* what this rank copies in and out, in elements of stype (in) and rtype (out) */
+static void gc_extents(const gc_args_t *a, int rank, int n, MPI_Count *in_count, MPI_Count *out_count,
+                       int *in_from_recvbuf)
+{
+    *in_from_recvbuf = MPI_IN_PLACE == a->sendbuf;
+    switch (a->coll) {
+    case GPUCOLL_MPIX_ALLREDUCE:
+        *in_count = a->scount;
+        *out_count = a->scount;
+        break;
+    case GPUCOLL_MPIX_BCAST:
+        *in_count = rank == a->root ? a->scount : 0;
+        *out_count = rank == a->root ? 0 : a->scount;
+        *in_from_recvbuf = 1;
+        break;
+    case GPUCOLL_MPIX_REDUCE:
+        *in_count = a->scount;
+        *out_count = rank == a->root ? a->scount : 0;
+        break;
+    case GPUCOLL_MPIX_ALLGATHER:
+        /* in place: this rank's block sits in recvbuf; the whole buffer goes */
+        *in_count = *in_from_recvbuf ? a->rcount * n : a->scount;
+        *out_count = a->rcount * n;
+        break;
+    case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
+        *in_count = a->rcount * n;
+        *out_count = a->rcount;
+        break;
+    default:
+        *in_count = *in_from_recvbuf ? a->rcount * n : a->scount * n;
+        *out_count = a->rcount * n;
+        break;
+    }
+}
+
+static gc_desc_t *gc_desc_get(gc_comm_t *c, size_t hs_bytes, size_t hr_bytes, int persistent)
+{
+    gc_desc_t *d = NULL, **pp;
+
+    if (!persistent) {
+        pthread_mutex_lock(&c->lock);
+        for (pp = &c->free_list; NULL != *pp; pp = &(*pp)->next_free) {
+            if ((*pp)->hs_bytes >= hs_bytes && (*pp)->hr_bytes >= hr_bytes) {
+                d = *pp;
+                *pp = d->next_free;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (NULL != d) {
+            return d;
+        }
+    }
+    d = calloc(1, sizeof(*d));
+    if (NULL == d) {
+        return NULL;
+    }
+    {
+        /* while the application captures in global mode an allocation is
+         * an unsafe call: this thread's allocations are the library's own */
+        enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+        int ok;
+        (void) cudaThreadExchangeStreamCaptureMode(&mode);
+        ok = (0 == hs_bytes || cudaSuccess == cudaMallocHost(&d->hs, hs_bytes)) &&
+             (0 == hr_bytes || cudaSuccess == cudaMallocHost(&d->hr, hr_bytes));
+        (void) cudaThreadExchangeStreamCaptureMode(&mode);
+        if (!ok) {
+            gc_desc_free(d);
+            return NULL;
+        }
+    }
+    d->hs_bytes = hs_bytes;
+    d->hr_bytes = hr_bytes;
+    d->owner = c;
+    d->persistent = persistent;
+    pthread_mutex_lock(&c->lock);
+    d->next_all = c->all;
+    c->all = d;
+    pthread_mutex_unlock(&c->lock);
+    return d;
+}
+
+static int gc_enqueue(const gc_args_t *a)
+{
+    gc_comm_t *c = gc_comm_of(a->comm);
+    MPI_Count in_count, out_count;
+    size_t in_bytes, out_bytes;
+    MPI_Aint in_lb, out_lb;
+    int rank, n, in_from_recvbuf, level, ret, one_buffer;
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    cudaStream_t st;
+    gc_desc_t *d;
+    gpucoll_mpix_call_t call;
+    char *hin, *hout;
+    const char *uin;
+
+    if (NULL == c) {
+        return gc_fail(MPI_ERR_COMM, a->fn, "the communicator has no stream: make it with "
+                       "MPIX_Stream_comm_create");
+    }
+    if (a->scount < 0 || a->rcount < 0) {
+        return gc_fail(MPI_ERR_COUNT, a->fn, "negative count");
+    }
+    if (a->coll > GPUCOLL_MPIX_REDUCE && (a->scount > INT_MAX || a->rcount > INT_MAX)) {
+        return gc_fail(MPI_ERR_COUNT, a->fn, "counts above INT_MAX are taken by the allreduce, "
+                       "bcast and reduce forms only (Open MPI's coll interface counts in int)");
+    }
+    call.coll = a->coll;
+    call.sendbuf = a->sendbuf;
+    call.recvbuf = a->recvbuf;
+    call.scount = a->scount > INT_MAX ? INT_MAX : (int) a->scount;   /* gc_run cuts above */
+    call.rcount = (int) a->rcount;
+    call.stype = a->stype;
+    call.rtype = a->rtype;
+    call.op = a->op;
+    call.root = a->root;
+    call.comm = a->comm;
+    if (!c->stream->is_cuda) {
+        /* the calling thread is the stream: in its order means now */
+        return gc_run(&call, a->scount, 0);
+    }
+    if (NULL == gc_abi()) {
+        return gc_fail(MPI_ERR_OTHER, a->fn, "coll/gpu is not loaded into this Open MPI "
+                       "(ompi_info | grep 'coll: gpu'; module load gpucoll): enqueued "
+                       "collectives on a CUDA stream need it");
+    }
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE) {
+        return gc_fail(MPI_ERR_OTHER, a->fn, "a CUDA stream's collectives run on CUDA's "
+                       "host-function thread: initialize MPI with MPI_Init_thread("
+                       "MPI_THREAD_MULTIPLE)");
+    }
+    pthread_mutex_lock(&c->lock);
+    ret = c->pending_error;
+    c->pending_error = MPI_SUCCESS;
+    pthread_mutex_unlock(&c->lock);
+    if (MPI_SUCCESS != ret) {
+        return ret;   /* an earlier enqueued call of this communicator failed */
+    }
+    MPI_Comm_rank(a->comm, &rank);
+    MPI_Comm_size(a->comm, &n);
+    gc_extents(a, rank, n, &in_count, &out_count, &in_from_recvbuf);
+    /* bcast and in-place calls have one buffer, in and out */
+    one_buffer = in_from_recvbuf;
+    if (MPI_SUCCESS != gc_span(one_buffer ? a->rtype : a->stype, in_count, &in_bytes, &in_lb) ||
+        MPI_SUCCESS != gc_span(a->rtype, out_count, &out_bytes, &out_lb)) {
+        return gc_fail(MPI_ERR_TYPE, a->fn, "datatype without an extent");
+    }
+    if (a->coll == GPUCOLL_MPIX_BCAST) {
+        gc_span(a->stype, a->scount, &in_bytes, &in_lb);
+        out_lb = in_lb;
+        out_bytes = rank == a->root ? 0 : in_bytes;
+        if (rank != a->root) {
+            in_bytes = 0;
+        }
+    }
+    st = c->stream->cuda;
+    if (cudaSuccess != cudaStreamIsCapturing(st, &cap)) {
+        return gc_fail(MPI_ERR_OTHER, a->fn, "the stream given to MPIX_Stream_create is not a "
+                       "valid CUDA stream of this process");
+    }
+    d = gc_desc_get(c, one_buffer ? (in_bytes > out_bytes ? in_bytes : out_bytes) : in_bytes,
+                    one_buffer ? 0 : out_bytes, cudaStreamCaptureStatusActive == cap);
+    if (NULL == d) {
+        return gc_fail(MPI_ERR_NO_MEM, a->fn, "no pinned host memory for the staging copies");
+    }
+    d->call = call;
+    d->total = a->scount;
+    /* the copies keep the user's offsets: the collective sees the same layout */
+    hin = (char *) d->hs - in_lb;
+    hout = one_buffer ? (char *) d->hs - out_lb : NULL != d->hr ? (char *) d->hr - out_lb : NULL;
+    uin = one_buffer ? (const char *) a->recvbuf : (const char *) a->sendbuf;
+    if (in_bytes > 0 &&
+        cudaSuccess != cudaMemcpyAsync(hin + in_lb, uin + in_lb, in_bytes, cudaMemcpyDefault, st)) {
+        goto fail_stream;
+    }
+    if (one_buffer) {
+        d->call.sendbuf = a->coll == GPUCOLL_MPIX_BCAST ? NULL : MPI_IN_PLACE;
+        d->call.recvbuf = (char *) d->hs - in_lb;
+    } else {
+        d->call.sendbuf = hin;
+        d->call.recvbuf = out_bytes > 0 ? hout : NULL;
+    }
+    if (cudaSuccess != cudaLaunchHostFunc(st, gc_host_fn, d)) {
+        goto fail_stream;
+    }
+    if (out_bytes > 0 &&
+        cudaSuccess != cudaMemcpyAsync((char *) a->recvbuf + out_lb, hout + out_lb, out_bytes,
+                                       cudaMemcpyDefault, st)) {
+        goto fail_stream;
+    }
+    if (!d->persistent && cudaSuccess != cudaLaunchHostFunc(st, gc_release_fn, d)) {
+        goto fail_stream;
+    }
+    return MPI_SUCCESS;
+fail_stream:
+    return gc_fail(MPI_ERR_OTHER, a->fn, cudaGetErrorString(cudaGetLastError()));
+}
+
+/* ---- MPICH's entry points -------------------------------------------------------- */
+
+static int gc_one(gpucoll_mpix_coll_t coll, const char *fn, const void *sendbuf, void *recvbuf,
+                  MPI_Count count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
+{
+    const gc_args_t a = { .coll = coll, .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = count,
+                          .rcount = count, .stype = type, .rtype = type, .op = op, .root = root,
+                          .comm = comm, .fn = fn };
+    return gc_enqueue(&a);
+}
+
+static int gc_two(gpucoll_mpix_coll_t coll, const char *fn, const void *sendbuf, MPI_Count scount,
+                  MPI_Datatype stype, void *recvbuf, MPI_Count rcount, MPI_Datatype rtype,
+                  MPI_Comm comm)
+{
+    const gc_args_t a = { .coll = coll, .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = scount,
+                          .rcount = rcount, .stype = stype, .rtype = rtype, .op = MPI_OP_NULL,
+                          .root = 0, .comm = comm, .fn = fn };
+    return gc_enqueue(&a);
+}
+
+int MPIX_Allreduce_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return gc_one(GPUCOLL_MPIX_ALLREDUCE, "MPIX_Allreduce_enqueue", sendbuf, recvbuf, count,
+                  datatype, op, 0, comm);
+}
+
+int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm)
+{
+    return MPIX_Allreduce_enqueue_c(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPIX_Bcast_enqueue_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                         MPI_Comm comm)
+{
+    return gc_one(GPUCOLL_MPIX_BCAST, "MPIX_Bcast_enqueue", NULL, buffer, count, datatype,
+                  MPI_OP_NULL, root, comm);
+}
+
+int MPIX_Bcast_enqueue(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return MPIX_Bcast_enqueue_c(buffer, count, datatype, root, comm);
+}
+
+int MPIX_Reduce_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+    return gc_one(GPUCOLL_MPIX_REDUCE, "MPIX_Reduce_enqueue", sendbuf, recvbuf, count, datatype,
+                  op, root, comm);
+}
+
+int MPIX_Reduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm)
+{
+    return MPIX_Reduce_enqueue_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+int MPIX_Allgather_enqueue_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm)
+{
+    return gc_two(GPUCOLL_MPIX_ALLGATHER, "MPIX_Allgather_enqueue", sendbuf, sendcount, sendtype,
+                  recvbuf, recvcount, recvtype, comm);
+}
+
+int MPIX_Allgather_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return MPIX_Allgather_enqueue_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm);
+}
+
+int MPIX_Reduce_scatter_block_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    const gc_args_t a = { .coll = GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK,
+                          .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = 0,
+                          .rcount = recvcount, .stype = datatype, .rtype = datatype, .op = op,
+                          .root = 0, .comm = comm, .fn = "MPIX_Reduce_scatter_block_enqueue" };
+    return gc_enqueue(&a);
+}
+
+int MPIX_Reduce_scatter_block_enqueue(const void *sendbuf, void *recvbuf, int recvcount,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return MPIX_Reduce_scatter_block_enqueue_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+int MPIX_Alltoall_enqueue_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm)
+{
+    return gc_two(GPUCOLL_MPIX_ALLTOALL, "MPIX_Alltoall_enqueue", sendbuf, sendcount, sendtype,
+                  recvbuf, recvcount, recvtype, comm);
+}
+
+int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return MPIX_Alltoall_enqueue_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   comm);
+}

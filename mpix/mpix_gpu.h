@@ -1,0 +1,75 @@
+/*
+ * mpix_gpu.h: MPICH's stream-ordered extension for Open MPI with coll/gpu.
+ *
+ * The names and semantics are MPICH 4.x's, so that code written for it
+ * builds unchanged against this header and -lgpucoll (pkg-config gpucoll):
+ *
+ *   MPI_Info info; MPIX_Stream s; MPI_Comm sc;
+ *   MPI_Info_create(&info);
+ *   MPI_Info_set(info, "type", "cudaStream_t");
+ *   MPIX_Info_set_hex(info, "value", &cuda_stream, sizeof(cuda_stream));
+ *   MPIX_Stream_create(info, &s);
+ *   MPIX_Stream_comm_create(MPI_COMM_WORLD, s, &sc);
+ *   MPIX_Allreduce_enqueue(d_in, d_out, n, MPI_FLOAT, MPI_SUM, sc);   // returns at once
+ *
+ * An enqueued collective runs in the stream's order: after the work queued
+ * on the stream before it, and work queued after it sees its result.  It
+ * can be captured into a CUDA graph.  A stream made from MPI_INFO_NULL is
+ * the calling thread itself: its collectives run at once.  GPU streams
+ * need coll/gpu loaded in Open MPI (the calls say so otherwise) and
+ * MPI_THREAD_MULTIPLE (see the README: the collective runs on CUDA's
+ * host-function thread).  On a stream communicator use the enqueue forms
+ * (or synchronize the stream before any other collective on it).
+ */
+#ifndef MPIX_GPU_H
+#define MPIX_GPU_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUCOLL_MPIX_STREAMS 1   /* this header's extension is present */
+
+typedef struct gpucoll_mpix_stream *MPIX_Stream;
+#define MPIX_STREAM_NULL ((MPIX_Stream) 0)
+
+int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int value_size);
+int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
+int MPIX_Stream_free(MPIX_Stream *stream);
+int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm);
+
+int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm);
+int MPIX_Bcast_enqueue(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPIX_Reduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm);
+int MPIX_Allgather_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPIX_Reduce_scatter_block_enqueue(const void *sendbuf, void *recvbuf, int recvcount,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/* large-count forms */
+int MPIX_Allreduce_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPIX_Bcast_enqueue_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                         MPI_Comm comm);
+int MPIX_Reduce_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+int MPIX_Allgather_enqueue_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm);
+int MPIX_Reduce_scatter_block_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPIX_Alltoall_enqueue_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MPIX_GPU_H */

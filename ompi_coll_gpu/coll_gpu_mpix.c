@@ -1,0 +1,102 @@
+/*
+ * The entry libgpucoll (mpix/, MPICH's MPIX_*_enqueue for Open MPI) calls
+ * into: a collective on host buffers through the communicator's previous
+ * coll module.  It runs on CUDA's host-function thread, where no CUDA call
+ * is allowed, so it never looks at the buffers (the library staged them to
+ * pinned host memory) and never takes the device paths.  The previous
+ * module's nonblocking form is progressed here so that the wait is bounded
+ * by coll_gpu_timeout: a peer that never enqueues its part fails the
+ * collective with coll/gpu's error instead of holding the stream forever.
+ */
+#include "ompi_config.h"
+
+#include "coll_gpu.h"
+
+#include "opal/runtime/opal_progress.h"
+#include "ompi/request/request.h"
+
+#include "mpix/gpucoll_mpix_abi.h"
+#include "util/gpu_clock.h"
+
+static const char *const mca_coll_gpu_mpix_names[GPUCOLL_MPIX_NCOLLS] = {
+    "MPIX_Allreduce_enqueue", "MPIX_Bcast_enqueue", "MPIX_Reduce_enqueue",
+    "MPIX_Allgather_enqueue", "MPIX_Reduce_scatter_block_enqueue", "MPIX_Alltoall_enqueue"
+};
+
+/* the functions below coll/gpu on comm (all of comm's when coll/gpu does
+ * not serve it: the buffers are host memory either way) */
+static const mca_coll_base_comm_coll_t *mca_coll_gpu_mpix_below(ompi_communicator_t *comm)
+{
+    if (comm->c_coll->coll_allreduce == mca_coll_gpu_allreduce) {
+        return &((mca_coll_gpu_module_t *) comm->c_coll->coll_allreduce_module)->prev;
+    }
+    return comm->c_coll;
+}
+
+static int mca_coll_gpu_mpix_start(const gpucoll_mpix_call_t *c, ompi_communicator_t *comm,
+                                   ompi_request_t **req)
+{
+    const mca_coll_base_comm_coll_t *p = mca_coll_gpu_mpix_below(comm);
+
+    switch (c->coll) {
+    case GPUCOLL_MPIX_ALLREDUCE:
+        return p->coll_iallreduce(c->sendbuf, c->recvbuf, c->scount, c->stype, c->op, comm, req,
+                                  p->coll_iallreduce_module);
+    case GPUCOLL_MPIX_BCAST:
+        return p->coll_ibcast(c->recvbuf, c->scount, c->stype, c->root, comm, req,
+                              p->coll_ibcast_module);
+    case GPUCOLL_MPIX_REDUCE:
+        return p->coll_ireduce(c->sendbuf, c->recvbuf, c->scount, c->stype, c->op, c->root, comm,
+                               req, p->coll_ireduce_module);
+    case GPUCOLL_MPIX_ALLGATHER:
+        return p->coll_iallgather(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                  c->rtype, comm, req, p->coll_iallgather_module);
+    case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
+        return p->coll_ireduce_scatter_block(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op,
+                                             comm, req, p->coll_ireduce_scatter_block_module);
+    case GPUCOLL_MPIX_ALLTOALL:
+        return p->coll_ialltoall(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                 c->rtype, comm, req, p->coll_ialltoall_module);
+    default:
+        return MPI_ERR_ARG;
+    }
+}
+
+static int mca_coll_gpu_mpix_host(const gpucoll_mpix_call_t *c)
+{
+    ompi_communicator_t *comm = (ompi_communicator_t *) c->comm;
+    const double limit = mca_coll_gpu_component.timeout;
+    ompi_request_t *req = MPI_REQUEST_NULL;
+    double start;
+    int done = 0, ret;
+
+    if ((unsigned) c->coll >= GPUCOLL_MPIX_NCOLLS) {
+        return MPI_ERR_ARG;
+    }
+    mca_coll_gpu_in_cuda_callback = 1;
+    ret = mca_coll_gpu_mpix_start(c, comm, &req);
+    start = gpu_clock_now();
+    while (MPI_SUCCESS == ret && !done) {
+        ret = ompi_request_test(&req, &done, MPI_STATUS_IGNORE);
+        if (MPI_SUCCESS != ret) {
+            break;
+        }
+        if (!done && limit > 0 && gpu_clock_now() - start > limit) {
+            /* a collective request cannot be cancelled: it stays behind, and
+             * the communicator with it; the error says which call and why */
+            opal_output(0, "coll/gpu: %s on %s: no completion after %g s",
+                        mca_coll_gpu_mpix_names[c->coll], comm->c_name, limit);
+            ret = mca_coll_gpu_error(comm->c_name, mca_coll_gpu_mpix_names[c->coll],
+                                     GPU_ERR_TIMEOUT, -1);
+        }
+    }
+    mca_coll_gpu_in_cuda_callback = 0;
+    return ret;
+}
+
+__thread int mca_coll_gpu_in_cuda_callback;
+
+MCA_COLL_GPU_DECLSPEC const gpucoll_mpix_abi_t mca_coll_gpu_mpix_v1 = {
+    .version = GPUCOLL_MPIX_ABI_VERSION,
+    .host_collective = mca_coll_gpu_mpix_host,
+};

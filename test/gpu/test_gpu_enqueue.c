@@ -1,0 +1,308 @@
+/*
+ * MPIX_*_enqueue on a CUDA stream (libgpucoll + coll/gpu), GPU host.
+ *
+ *   test_gpu_enqueue            every collective eager on device buffers, in
+ *                               the stream's order (copy in, enqueue, copy out,
+ *                               no host wait between), in place too; two
+ *                               streams with a communicator each; blocking
+ *                               collectives on another communicator while the
+ *                               stream's are pending; an allreduce captured in
+ *                               a CUDA graph, replayed 1000 times with a new
+ *                               input each time and no MPI call in between
+ *   test_gpu_enqueue timeout    (or GPUCOLL_TEST_ENQUEUE=timeout) rank 1 enqueues only after coll_gpu_timeout + 3 s:
+ *                               rank 0's stream must go on within the timeout +
+ *                               2 s and its next enqueue report the failure
+ *
+ * Inputs are random non-zero integers in floats (sums exact), outputs are
+ * poisoned first, results compared with host references.  "N passed, N
+ * failed" on rank 0; SKIP without a GPU.
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "mpix/mpix_gpu.h"
+
+#define CK(call) do { cudaError_t e_ = (call); if (cudaSuccess != e_) { \
+    fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+    MPI_Abort(MPI_COMM_WORLD, 2); } } while (0)
+
+#define N 4099
+#define REPLAYS 1000
+
+static int rank, size, npass, nfail;
+
+static void check(int ok, const char *what)
+{
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (all) {
+        npass++;
+    } else {
+        nfail++;
+        if (0 == rank) {
+            printf("FAIL: %s\n", what);
+        }
+    }
+}
+
+static float val(int r, int i)
+{
+    uint32_t x = (uint32_t) (r * 7919 + i * 104729 + 99);
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return (float) (x % 1000 + 1);
+}
+
+static float sum_at(int i)
+{
+    float s = 0;
+    for (int r = 0; r < size; ++r) {
+        s += val(r, i);
+    }
+    return s;
+}
+
+static MPI_Comm stream_comm(cudaStream_t st, MPIX_Stream *ms)
+{
+    MPI_Info info;
+    MPI_Comm c;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "type", "cudaStream_t");
+    MPIX_Info_set_hex(info, "value", &st, sizeof(st));
+    MPIX_Stream_create(info, ms);
+    MPI_Info_free(&info);
+    MPIX_Stream_comm_create(MPI_COMM_WORLD, *ms, &c);
+    return c;
+}
+
+/* one collective, eager: h_in -> d_in, enqueue, d_out -> h_out, one sync at the end */
+static void eager(MPI_Comm sc, cudaStream_t st, float *h_in, float *h_out, float *d_in, float *d_out)
+{
+    const size_t bytes = sizeof(float) * N * size;
+    int ok, rc;
+
+    for (int i = 0; i < N * size; ++i) {
+        h_in[i] = val(rank, i);
+        h_out[i] = -1;
+    }
+    CK(cudaMemcpyAsync(d_in, h_in, bytes, cudaMemcpyHostToDevice, st));
+    CK(cudaMemcpyAsync(d_out, h_out, bytes, cudaMemcpyHostToDevice, st));
+    rc = MPIX_Allreduce_enqueue(d_in, d_out, N, MPI_FLOAT, MPI_SUM, sc);
+    CK(cudaMemcpyAsync(h_out, d_out, bytes, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    ok = MPI_SUCCESS == rc;
+    for (int i = 0; i < N; ++i) {
+        ok &= h_out[i] == sum_at(i);
+    }
+    check(ok, "allreduce_enqueue after a copy in, before a copy out");
+
+    rc = MPIX_Allreduce_enqueue(MPI_IN_PLACE, d_in, N, MPI_FLOAT, MPI_SUM, sc);
+    CK(cudaMemcpyAsync(h_out, d_in, bytes, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    ok = MPI_SUCCESS == rc;
+    for (int i = 0; i < N; ++i) {
+        ok &= h_out[i] == sum_at(i);
+    }
+    check(ok, "allreduce_enqueue in place");
+
+    for (int root = 0; root < size; ++root) {
+        for (int i = 0; i < N; ++i) {
+            h_in[i] = rank == root ? val(root, i) : -1;
+        }
+        CK(cudaMemcpyAsync(d_in, h_in, sizeof(float) * N, cudaMemcpyHostToDevice, st));
+        rc = MPIX_Bcast_enqueue(d_in, N, MPI_FLOAT, root, sc);
+        CK(cudaMemcpyAsync(h_out, d_in, sizeof(float) * N, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        ok = MPI_SUCCESS == rc;
+        for (int i = 0; i < N; ++i) {
+            ok &= h_out[i] == val(root, i);
+        }
+        check(ok, "bcast_enqueue from every root");
+    }
+
+    for (int i = 0; i < N * size; ++i) {
+        h_in[i] = val(rank, i);
+        h_out[i] = -1;
+    }
+    CK(cudaMemcpyAsync(d_in, h_in, bytes, cudaMemcpyHostToDevice, st));
+    CK(cudaMemcpyAsync(d_out, h_out, bytes, cudaMemcpyHostToDevice, st));
+    rc = MPIX_Reduce_enqueue(d_in, d_out, N, MPI_FLOAT, MPI_SUM, size - 1, sc);
+    CK(cudaMemcpyAsync(h_out, d_out, bytes, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    ok = MPI_SUCCESS == rc;
+    for (int i = 0; rank == size - 1 && i < N; ++i) {
+        ok &= h_out[i] == sum_at(i);
+    }
+    check(ok, "reduce_enqueue to the last rank");
+
+    rc = MPIX_Allgather_enqueue(d_in, N, MPI_FLOAT, d_out, N, MPI_FLOAT, sc);
+    CK(cudaMemcpyAsync(h_out, d_out, bytes, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    ok = MPI_SUCCESS == rc;
+    for (int r = 0; r < size; ++r) {
+        for (int i = 0; i < N; ++i) {
+            ok &= h_out[r * N + i] == val(r, i);
+        }
+    }
+    check(ok, "allgather_enqueue");
+
+    rc = MPIX_Reduce_scatter_block_enqueue(d_in, d_out, N, MPI_FLOAT, MPI_SUM, sc);
+    CK(cudaMemcpyAsync(h_out, d_out, sizeof(float) * N, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    ok = MPI_SUCCESS == rc;
+    for (int i = 0; i < N; ++i) {
+        ok &= h_out[i] == sum_at(rank * N + i);
+    }
+    check(ok, "reduce_scatter_block_enqueue");
+
+    rc = MPIX_Alltoall_enqueue(d_in, N, MPI_FLOAT, d_out, N, MPI_FLOAT, sc);
+    CK(cudaMemcpyAsync(h_out, d_out, bytes, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    ok = MPI_SUCCESS == rc;
+    for (int r = 0; r < size; ++r) {
+        for (int i = 0; i < N; ++i) {
+            ok &= h_out[r * N + i] == val(r, rank * N + i);
+        }
+    }
+    check(ok, "alltoall_enqueue");
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = getenv("GPUCOLL_TEST_ENQUEUE");
+    const int timeout_mode = (argc > 1 && 0 == strcmp(argv[1], "timeout")) ||
+                             (NULL != mode && 0 == strcmp(mode, "timeout"));
+    int provided, ndev = 0, lrank, ok, rc;
+    cudaStream_t st, st2;
+    MPIX_Stream ms, ms2;
+    MPI_Comm sc, sc2, local;
+    float *h_in, *h_out, *h_res, *d_in, *d_out, *d_in2, *d_out2, *d_w;
+    const size_t bytes = sizeof(float) * N * 8;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (cudaSuccess != cudaGetDeviceCount(&ndev) || ndev < 1 || size > 8) {
+        if (0 == rank) {
+            printf("SKIP test_gpu_enqueue: %s\n", size > 8 ? "more than 8 ranks" : "no CUDA device visible");
+        }
+        MPI_Finalize();
+        return 0;
+    }
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &lrank);
+    CK(cudaSetDevice(lrank % ndev));
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&st2, cudaStreamNonBlocking));
+    CK(cudaMallocHost((void **) &h_in, bytes));
+    CK(cudaMallocHost((void **) &h_out, bytes));
+    CK(cudaMallocHost((void **) &h_res, sizeof(float) * REPLAYS));
+    CK(cudaMalloc((void **) &d_in, bytes));
+    CK(cudaMalloc((void **) &d_out, bytes));
+    CK(cudaMalloc((void **) &d_in2, bytes));
+    CK(cudaMalloc((void **) &d_out2, bytes));
+    CK(cudaMalloc((void **) &d_w, bytes));
+    sc = stream_comm(st, &ms);
+
+    if (timeout_mode) {
+        double t0;
+        float x = 1;
+        CK(cudaMemcpyAsync(d_in, &x, sizeof(x), cudaMemcpyHostToDevice, st));
+        if (1 == rank) {
+            sleep(3 + 3);   /* run it with --mca coll_gpu_timeout 3 */
+        }
+        t0 = MPI_Wtime();
+        rc = MPIX_Allreduce_enqueue(d_in, d_out, 1, MPI_FLOAT, MPI_SUM, sc);
+        CK(cudaStreamSynchronize(st));
+        if (0 == rank) {
+            const double dt = MPI_Wtime() - t0;
+            int rc2 = MPIX_Allreduce_enqueue(d_in, d_out, 1, MPI_FLOAT, MPI_SUM, sc);
+            ok = MPI_SUCCESS == rc && dt < 3 + 2 && MPI_SUCCESS != rc2;
+            printf("timeout: stream went on after %.2f s, next enqueue returned %d\n", dt, rc2);
+            if (MPI_SUCCESS != rc2) {
+                char s[MPI_MAX_ERROR_STRING];
+                int len;
+                MPI_Error_string(rc2, s, &len);
+                printf("timeout: %s\n", s);
+            }
+        } else {
+            ok = 1;
+        }
+        check(ok, "a peer 3 s late past the timeout: the stream goes on, the error is reported");
+    } else {
+        eager(sc, st, h_in, h_out, d_in, d_out);
+
+        /* two streams with a communicator each, and blocking device calls
+         * on MPI_COMM_WORLD while both streams' collectives are pending */
+        sc2 = stream_comm(st2, &ms2);
+        for (int i = 0; i < N; ++i) {
+            h_in[i] = val(rank, i);
+        }
+        CK(cudaMemcpy(d_in, h_in, sizeof(float) * N, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(d_in2, h_in, sizeof(float) * N, cudaMemcpyHostToDevice));
+        rc = MPIX_Allreduce_enqueue(d_in, d_out, N, MPI_FLOAT, MPI_SUM, sc);
+        rc |= MPIX_Allreduce_enqueue(d_in2, d_out2, N, MPI_FLOAT, MPI_MAX, sc2);
+        MPI_Allreduce(d_in, d_w, N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        CK(cudaStreamSynchronize(st));
+        CK(cudaStreamSynchronize(st2));
+        ok = MPI_SUCCESS == rc;
+        CK(cudaMemcpy(h_out, d_out, sizeof(float) * N, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < N; ++i) {
+            ok &= h_out[i] == sum_at(i);
+        }
+        CK(cudaMemcpy(h_out, d_w, sizeof(float) * N, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < N; ++i) {
+            ok &= h_out[i] == sum_at(i);
+        }
+        CK(cudaMemcpy(h_out, d_out2, sizeof(float) * N, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < N; ++i) {
+            float mx = 0;
+            for (int r = 0; r < size; ++r) {
+                mx = val(r, i) > mx ? val(r, i) : mx;
+            }
+            ok &= h_out[i] == mx;
+        }
+        check(ok, "two stream communicators and a blocking device allreduce at once");
+        MPI_Comm_free(&sc2);
+        MPIX_Stream_free(&ms2);
+
+        /* captured once, replayed REPLAYS times, a new input each time */
+        {
+            cudaGraph_t g;
+            cudaGraphExec_t ge;
+            CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+            rc = MPIX_Allreduce_enqueue(d_in, d_out, 1, MPI_FLOAT, MPI_SUM, sc);
+            CK(cudaStreamEndCapture(st, &g));
+            CK(cudaGraphInstantiate(&ge, g, 0));
+            for (int k = 0; k < REPLAYS; ++k) {
+                h_in[k] = val(rank, k);
+                CK(cudaMemcpyAsync(d_in, &h_in[k], sizeof(float), cudaMemcpyHostToDevice, st));
+                CK(cudaGraphLaunch(ge, st));
+                CK(cudaMemcpyAsync(&h_res[k], d_out, sizeof(float), cudaMemcpyDeviceToHost, st));
+            }
+            CK(cudaStreamSynchronize(st));
+            ok = MPI_SUCCESS == rc;
+            for (int k = 0; k < REPLAYS; ++k) {
+                ok &= h_res[k] == sum_at(k);
+            }
+            check(ok, "allreduce captured in a CUDA graph, 1000 replays, each checked");
+            CK(cudaGraphExecDestroy(ge));
+            CK(cudaGraphDestroy(g));
+        }
+    }
+    if (0 == rank) {
+        printf("test_gpu_enqueue%s (%d ranks): %d passed, %d failed\n", timeout_mode ? " timeout" : "",
+               size, npass, nfail);
+    }
+    MPI_Comm_free(&sc);
+    MPIX_Stream_free(&ms);
+    MPI_Finalize();
+    return 0 == nfail ? 0 : 1;
+}
