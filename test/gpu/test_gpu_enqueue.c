@@ -35,29 +35,11 @@
 #define N 4099
 #define REPLAYS 1000
 
-static int rank, size, npass, nfail;
-
-static void check(int ok, const char *what)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (all) {
-        npass++;
-    } else {
-        nfail++;
-        if (0 == rank) {
-            printf("FAIL: %s\n", what);
-        }
-    }
-}
+#include "test/mpi/world_check.h"
 
 static float val(int r, int i)
 {
-    uint32_t x = (uint32_t) (r * 7919 + i * 104729 + 99);
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return (float) (x % 1000 + 1);
+    return (float) world_val(r, i, 99);
 }
 
 static float sum_at(int i)

@@ -10,30 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int npass, nfail, rank, size;
-
-static void check(int ok, const char *what)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (all) {
-        npass++;
-    } else {
-        nfail++;
-        if (0 == rank) {
-            printf("FAIL: %s\n", what);
-        }
-    }
-}
+#include "world_check.h"
 
 /* value contributed by rank r at index i: random-looking, non-zero */
 static int val(int r, int i)
 {
-    uint32_t x = (uint32_t) (r * 7919 + i * 104729 + 12345);
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return (int) (x % 1000) + 1;
+    return world_val(r, i, 12345);
 }
 
 static void test_comm(MPI_Comm comm, const char *tag)

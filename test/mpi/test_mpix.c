@@ -18,29 +18,11 @@
 
 #include "mpix/mpix_gpu.h"
 
-static int rank, size, npass, nfail;
-
-static void check(int ok, const char *what)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (all) {
-        npass++;
-    } else {
-        nfail++;
-        if (0 == rank) {
-            printf("FAIL: %s\n", what);
-        }
-    }
-}
+#include "world_check.h"
 
 static int val(int r, int i)
 {
-    uint32_t x = (uint32_t) (r * 7919 + i * 104729 + 4242);
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return (int) (x % 1000) + 1;
+    return world_val(r, i, 4242);
 }
 
 static int sum_at(int i)
