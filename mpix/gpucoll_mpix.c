@@ -14,10 +14,11 @@
  * that runs the collective on those copies (coll/gpu's entry, through the
  * previous coll module, bounded by coll_gpu_timeout; CUDA runs host
  * functions on its own thread, hence MPI_THREAD_MULTIPLE), and copies of
- * the results back.  A call's descriptor and pinned buffers live as long as
- * its communicator when the call was captured (a graph may replay it any
- * number of times), and go back to the communicator's free list after the
- * stream passed it otherwise.  An error inside a host function (a timeout)
+ * the results back.  A captured call has pinned buffers of its own, kept as
+ * long as its communicator (a graph may replay it any number of times);
+ * eager calls share one pinned area per communicator (the stream runs them
+ * one after another) and their descriptors go back to a free list once the
+ * stream has passed them, so a steady stream of calls allocates nothing.  An error inside a host function (a timeout)
  * is reported by the next enqueue on that communicator; the stream goes on.
  */
 #include <dlfcn.h>
@@ -44,7 +45,7 @@ typedef struct gc_desc {
     gpucoll_mpix_call_t call;  /* buffers point into the pinned copies */
     MPI_Count total;           /* one-buffer calls above INT_MAX elements run in chunks */
     void *hs, *hr;             /* pinned copies (NULL when not needed) */
-    size_t hs_bytes, hr_bytes;
+    void *own;                 /* a captured call's own pinned block (hs, hr in it) */
     struct gc_comm *owner;
     int persistent;            /* captured: kept until the communicator is freed */
 } gc_desc_t;
@@ -54,8 +55,20 @@ typedef struct gc_comm {
     pthread_mutex_t lock;
     gc_desc_t *all;            /* every descriptor made for this communicator */
     gc_desc_t *free_list;      /* eager ones the stream has passed */
+    /* Eager calls run one after another in the stream's order (each one's
+     * copies back precede the next one's copies in), so they share one
+     * pinned area.  It grows by doubling; the areas it outgrew stay until
+     * the communicator is freed, as calls still queued may use them. */
+    void *stage;
+    size_t stage_bytes;
+    struct gc_area *retired;
     int pending_error;         /* from a host function, reported once */
 } gc_comm_t;
+
+typedef struct gc_area {
+    struct gc_area *next;
+    void *p;
+} gc_area_t;
 
 static int gc_keyval = MPI_KEYVAL_INVALID;
 static pthread_mutex_t gc_global = PTHREAD_MUTEX_INITIALIZER;
@@ -165,11 +178,8 @@ int MPIX_Stream_free(MPIX_Stream *stream)
 
 static void gc_desc_free(gc_desc_t *d)
 {
-    if (NULL != d->hs) {
-        (void) cudaFreeHost(d->hs);
-    }
-    if (NULL != d->hr) {
-        (void) cudaFreeHost(d->hr);
+    if (NULL != d->own) {
+        (void) cudaFreeHost(d->own);
     }
     free(d);
 }
@@ -186,6 +196,15 @@ static int gc_comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
         gc_desc_t *d = c->all;
         c->all = d->next_all;
         gc_desc_free(d);
+    }
+    while (NULL != c->retired) {
+        gc_area_t *a = c->retired;
+        c->retired = a->next;
+        (void) cudaFreeHost(a->p);
+        free(a);
+    }
+    if (NULL != c->stage) {
+        (void) cudaFreeHost(c->stage);
     }
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -255,20 +274,16 @@ static const gpucoll_mpix_abi_t *gc_abi(void)
 /* ---- one collective ------------------------------------------------------------ */
 
 /* bytes from the lowest to the highest byte count elements of t touch,
- * and where that span starts relative to the buffer */
+ * and where that span starts relative to the buffer (t's true lower bound,
+ * whatever the count: one buffer copied in and out keeps one offset) */
 static int gc_span(MPI_Datatype t, MPI_Count count, size_t *bytes, MPI_Aint *lb_out)
 {
     MPI_Aint lb, ext, tlb, text;
-    if (count <= 0) {
-        *bytes = 0;
-        *lb_out = 0;
-        return MPI_SUCCESS;
-    }
     if (MPI_SUCCESS != MPI_Type_get_extent(t, &lb, &ext) ||
         MPI_SUCCESS != MPI_Type_get_true_extent(t, &tlb, &text)) {
         return MPI_ERR_TYPE;
     }
-    *bytes = (size_t) ((count - 1) * ext + text);
+    *bytes = count > 0 ? (size_t) ((count - 1) * ext + text) : 0;
     *lb_out = tlb;
     return MPI_SUCCESS;
 }
@@ -407,50 +422,80 @@ static void gc_extents(const gc_args_t *a, int rank, int n, MPI_Count *in_count,
     }
 }
 
+/* pinned host memory, also while the application captures in global mode
+ * (an allocation is an unsafe call there: this thread's is the library's own) */
+static void *gc_pinned(size_t bytes)
+{
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    void *p = NULL;
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    if (cudaSuccess != cudaMallocHost(&p, bytes)) {
+        p = NULL;
+    }
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    return p;
+}
+
+/* a descriptor whose hs (hs_bytes) and hr (hr_bytes) are pinned: a captured
+ * call's own, an eager call's in the communicator's shared area */
 static gc_desc_t *gc_desc_get(gc_comm_t *c, size_t hs_bytes, size_t hr_bytes, int persistent)
 {
-    gc_desc_t *d = NULL, **pp;
+    const size_t hs_room = (hs_bytes + 255) & ~(size_t) 255;
+    const size_t need = hs_room + hr_bytes;
+    gc_desc_t *d = NULL;
+    char *base = NULL;
 
-    if (!persistent) {
-        pthread_mutex_lock(&c->lock);
-        for (pp = &c->free_list; NULL != *pp; pp = &(*pp)->next_free) {
-            if ((*pp)->hs_bytes >= hs_bytes && (*pp)->hr_bytes >= hr_bytes) {
-                d = *pp;
-                *pp = d->next_free;
-                break;
-            }
-        }
-        pthread_mutex_unlock(&c->lock);
-        if (NULL != d) {
-            return d;
-        }
+    pthread_mutex_lock(&c->lock);
+    if (!persistent && NULL != c->free_list) {
+        d = c->free_list;
+        c->free_list = d->next_free;
     }
-    d = calloc(1, sizeof(*d));
+    pthread_mutex_unlock(&c->lock);
     if (NULL == d) {
-        return NULL;
-    }
-    {
-        /* while the application captures in global mode an allocation is
-         * an unsafe call: this thread's allocations are the library's own */
-        enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-        int ok;
-        (void) cudaThreadExchangeStreamCaptureMode(&mode);
-        ok = (0 == hs_bytes || cudaSuccess == cudaMallocHost(&d->hs, hs_bytes)) &&
-             (0 == hr_bytes || cudaSuccess == cudaMallocHost(&d->hr, hr_bytes));
-        (void) cudaThreadExchangeStreamCaptureMode(&mode);
-        if (!ok) {
-            gc_desc_free(d);
+        d = calloc(1, sizeof(*d));
+        if (NULL == d) {
             return NULL;
         }
+        d->owner = c;
+        pthread_mutex_lock(&c->lock);
+        d->next_all = c->all;
+        c->all = d;
+        pthread_mutex_unlock(&c->lock);
     }
-    d->hs_bytes = hs_bytes;
-    d->hr_bytes = hr_bytes;
-    d->owner = c;
     d->persistent = persistent;
-    pthread_mutex_lock(&c->lock);
-    d->next_all = c->all;
-    c->all = d;
-    pthread_mutex_unlock(&c->lock);
+    if (persistent && need > 0) {
+        base = d->own = gc_pinned(need);
+    } else if (need > 0) {
+        pthread_mutex_lock(&c->lock);
+        if (c->stage_bytes < need) {
+            const size_t grow = 2 * c->stage_bytes > need ? 2 * c->stage_bytes : need;
+            gc_area_t *old = NULL != c->stage ? malloc(sizeof(*old)) : NULL;
+            void *p = (NULL == c->stage || NULL != old) ? gc_pinned(grow) : NULL;
+            if (NULL != p) {
+                if (NULL != old) {
+                    old->p = c->stage;
+                    old->next = c->retired;
+                    c->retired = old;
+                }
+                c->stage = p;
+                c->stage_bytes = grow;
+            } else {
+                free(old);
+            }
+        }
+        base = c->stage_bytes >= need ? c->stage : NULL;
+        pthread_mutex_unlock(&c->lock);
+    }
+    if (need > 0 && NULL == base) {
+        /* back to the free list: the descriptor itself is sound */
+        pthread_mutex_lock(&c->lock);
+        d->next_free = c->free_list;
+        c->free_list = d;
+        pthread_mutex_unlock(&c->lock);
+        return NULL;
+    }
+    d->hs = 0 != hs_bytes ? base : NULL;
+    d->hr = 0 != hr_bytes ? base + hs_room : NULL;
     return d;
 }
 
@@ -519,14 +564,6 @@ static int gc_enqueue(const gc_args_t *a)
     if (MPI_SUCCESS != gc_span(one_buffer ? a->rtype : a->stype, in_count, &in_bytes, &in_lb) ||
         MPI_SUCCESS != gc_span(a->rtype, out_count, &out_bytes, &out_lb)) {
         return gc_fail(MPI_ERR_TYPE, a->fn, "datatype without an extent");
-    }
-    if (a->coll == GPUCOLL_MPIX_BCAST) {
-        gc_span(a->stype, a->scount, &in_bytes, &in_lb);
-        out_lb = in_lb;
-        out_bytes = rank == a->root ? 0 : in_bytes;
-        if (rank != a->root) {
-            in_bytes = 0;
-        }
     }
     st = c->stream->cuda;
     if (cudaSuccess != cudaStreamIsCapturing(st, &cap)) {
