@@ -34,25 +34,21 @@ static int mca_coll_gpu_nodes(mca_coll_gpu_module_t *m, int *node_of, uint64_t *
                                                            : 1;
     const uint64_t me = gpu_topo_host_id(gpu_topo_host_hash(), mca_coll_gpu_node_key(m->comm));
     const uint64_t mine[2] = { me, ompi_mpi_thread_multiple ? 1 : 0 };
-    uint64_t *both = malloc(2 * sizeof(uint64_t) * (size_t) n);
-    uint64_t *hosts = malloc(sizeof(uint64_t) * (size_t) n);
+    uint64_t *both = malloc(2 * sizeof(uint64_t) * (size_t) n);   /* host, threads per rank */
     int *host_of = malloc(sizeof(int) * (size_t) n), *lrank = malloc(sizeof(int) * (size_t) n);
     int *lsize = calloc((size_t) n, sizeof(int)), *raw = malloc(sizeof(int) * (size_t) n);
     int nh = 0, nn = -1;
 
     /* bounded by coll_gpu_timeout, like every setup exchange */
-    if (NULL == both || NULL == hosts || NULL == host_of || NULL == lrank || NULL == lsize ||
+    if (NULL == both || NULL == host_of || NULL == lrank || NULL == lsize ||
         NULL == raw || GPU_OK != mca_coll_gpu_boot_ops.allgather(m, mine, both, sizeof(mine))) {
         goto out;
     }
     *threads = 0;
     for (int r = 0; r < n; ++r) {
-        hosts[r] = both[2 * r];
-        *threads |= 0 != both[2 * r + 1];
-    }
-    for (int r = 0; r < n; ++r) {
         int q = 0;
-        while (q < r && hosts[q] != hosts[r]) {
+        *threads |= 0 != both[2 * r + 1];
+        while (q < r && both[2 * q] != both[2 * r]) {
             ++q;
         }
         host_of[r] = q < r ? host_of[q] : nh++;
@@ -76,7 +72,6 @@ out:
     free(lsize);
     free(lrank);
     free(host_of);
-    free(hosts);
     return nn;
 }
 

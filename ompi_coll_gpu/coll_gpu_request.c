@@ -140,7 +140,8 @@ static void mca_coll_gpu_setups_progress(void)
              * ones do */
             m->setup_status = st;
             (void) mca_coll_gpu_boot_failed(m, "setup", st);
-            if (NULL != m->q_head && GPU_ERR_NO_MEMORY != st) {
+            /* a timeout fails the waiting calls instead (each says so) */
+            if (NULL != m->q_head && GPU_ERR_NO_MEMORY != st && GPU_ERR_TIMEOUT != st) {
                 mca_coll_gpu_show_help("setup-failed-nonblocking", m->comm->c_name,
                                        gpu_status_string(st));
             }
