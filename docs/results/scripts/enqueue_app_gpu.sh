@@ -18,14 +18,14 @@ mps_off() { echo quit | nvidia-cuda-mps-control; sleep 1; }
 one() { # label, extra mpirun args
   echo "== $1"
   for np in 2 4; do
-    echo "-- test_gpu_enqueue np $np: $(timeout 300 mpirun --oversubscribe --bind-to none -np $np $2 \
+    echo "-- test_gpu_enqueue np $np: $(timeout 90 mpirun --oversubscribe --bind-to none -np $np $2 \
       "$B/test/gpu/test_gpu_enqueue" 2>&1 | grep -E "passed|FAIL" | tr '\n' ' ')"
   done
-  echo "-- timeout: $(GPUCOLL_TEST_ENQUEUE=timeout timeout 120 $R $2 --mca coll_gpu_timeout 3 \
+  echo "-- timeout: $(GPUCOLL_TEST_ENQUEUE=timeout timeout 60 $R $2 --mca coll_gpu_timeout 3 \
     "$B/test/gpu/test_gpu_enqueue" 2>&1 | grep -E "timeout:|passed|FAIL" | tr '\n' ' ')"
-  echo "-- MPICH-style demo: $(timeout 120 $R $2 "$B/demo/mpix_enqueue_demo" 2>&1 | tail -1)"
+  echo "-- MPICH-style demo: $(timeout 60 $R $2 "$B/demo/mpix_enqueue_demo" 2>&1 | tail -1)"
   echo "-- application benchmark"
-  timeout 400 $R $2 "$B/test/bench/gpucoll_appbench" -r 3 --csv "$OUT/appbench_$3.csv" 2>&1 | tail -14
+  timeout 150 $R $2 "$B/test/bench/gpucoll_appbench" -r 3 --csv "$OUT/appbench_$3.csv" 2>&1 | tail -14
 }
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

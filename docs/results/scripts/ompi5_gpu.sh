@@ -14,7 +14,7 @@
 #   echo /.ompi5/ >> .git/info/exclude; echo /build5/ >> .git/info/exclude
 #   optional: test/osu/osu_run.sh build OMB_DIR build5/osu  (with PATH=/opt/ompi5/bin:$PATH)
 # GPU host (device tool, carry .gpuhost .ompi5 build5):
-#   . .gpuhost/setup.sh && bash docs/results/scripts/ompi5_gpu.sh $OUT
+#   . .gpuhost/setup.sh && [MODES=plain|mps] bash docs/results/scripts/ompi5_gpu.sh $OUT
 set -u
 OUT=$1; B=${B:-$(pwd)/build5}
 mkdir -p "$OUT"
@@ -37,13 +37,13 @@ mps_off() { echo quit | nvidia-cuda-mps-control; sleep 1; }
 suites() { # label, extra mpirun args
   echo "== $1"
   for t in test_gpu_colls test_gpu_allreduce test_gpu_persistent; do
-    echo "-- $t: $(timeout 300 $R $2 "$B/test/gpu/$t" --quick 2>&1 | grep -E "passed|FAIL" | tail -3 | tr '\n' ' ')"
+    echo "-- $t: $(timeout 90 $R $2 "$B/test/gpu/$t" --quick 2>&1 | grep -E "passed|FAIL" | tail -3 | tr '\n' ' ')"
   done
-  RELIABILITY_NP=2 RELIABILITY_WATCHDOG=120 MPIRUN=mpirun \
+  RELIABILITY_NP=2 RELIABILITY_SIZES="8 262144" RELIABILITY_WATCHDOG=60 MPIRUN=mpirun \
     sh test/gpu/run_reliability.sh "$B" $2 > "$OUT/reliability_$3.log" 2>&1
   echo "-- reliability: $(tail -1 "$OUT/reliability_$3.log")"
   echo "-- bench: allreduce 8 B-1 MiB, NCCL beside it"
-  timeout 200 $R $2 "$B/test/bench/gpucoll_bench" -c allreduce -b 8 -e 1048576 -r 3 2>&1 | tail -20
+  timeout 60 $R $2 "$B/test/bench/gpucoll_bench" -c allreduce -b 8 -e 1048576 -r 3 2>&1 | tail -20
   if [ -d "$B/osu" ]; then
     MPIRUN="$R $2" test/osu/osu_run.sh run "$B/osu" > "$OUT/osu_$3.log" 2>&1
     echo "-- OSU -d cuda -c: $(tail -1 "$OUT/osu_$3.log")"
@@ -51,8 +51,10 @@ suites() { # label, extra mpirun args
 }
 {
   echo "GPUs visible: $ngpu"
-  suites "Open MPI 5.0.9, 2 ranks, no MPS (host-paced where they share a GPU)" "" plain
-  mps_on
-  suites "Open MPI 5.0.9, 2 ranks, under MPS (defaults: kernels and resident kernel)" "-x CUDA_MPS_PIPE_DIRECTORY" mps
-  mps_off
-} 2>&1 | tee "$OUT/ompi5_gpu.log"
+  case " ${MODES:-plain mps} " in *" plain "*)
+    suites "Open MPI 5.0.9, 2 ranks, no MPS (host-paced where they share a GPU)" "" plain ;; esac
+  case " ${MODES:-plain mps} " in *" mps "*)
+    mps_on
+    suites "Open MPI 5.0.9, 2 ranks, under MPS (defaults: kernels and resident kernel)" "-x CUDA_MPS_PIPE_DIRECTORY" mps
+    mps_off ;; esac
+} 2>&1 | tee "$OUT/ompi5_gpu_$(echo ${MODES:-all} | tr ' ' _).log"
