@@ -33,6 +33,7 @@
 #include MCA_COLL_GPU_MUTEX_HEADER
 
 #include "engine/gpu_engine.h"
+#include "util/gpu_kind_board.h"
 
 BEGIN_C_DECLS
 
@@ -132,6 +133,12 @@ typedef struct mca_coll_gpu_module_t {
     gpu_status_t setup_status;        /* why a setup from progress failed */
     int fail_peer;                    /* the rank a failed host exchange waited for */
     int fail_timeout;
+    /* memory-kind agreement (coll_gpu_kind.c): my slot (NULL: none, the
+     * communicator spans nodes or has one rank), the peers' slots once
+     * found, and "the next entry is a re-issue: post nothing" */
+    gpu_kind_post_t kpost;
+    struct gpu_kind_slot **kpeer;
+    int kskip;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -158,6 +165,19 @@ int mca_coll_gpu_status_to_mpi(gpu_status_t st);
  * out-of-memory is said once per process.  Returns the error the call that
  * ran the setup returns (a timeout names its peer), else MPI_SUCCESS. */
 int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what, gpu_status_t st);
+
+/* Memory kinds (coll_gpu_kind.c; protocol in util/gpu_kind_board.h).
+ * attach at enable, detach at destruct.  agree: every collective entry
+ * point calls it once per call, before it routes, with dev = "this rank's
+ * buffers would take the GPU path"; it posts the kind, and for a blocking
+ * device call waits (bounded, progressing) for the kinds the local peers
+ * posted for the same call: *go_dev is 1 only when every one is device.
+ * Nonblocking calls post without reading. */
+void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node);
+void mca_coll_gpu_kind_detach(mca_coll_gpu_module_t *m);
+int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
+                            const char *what, int *go_dev);
+void mca_coll_gpu_kind_fini(void);
 
 /* host exchanges over the communicator's own messages (coll_gpu_xg.c) */
 typedef struct mca_coll_gpu_xg_t mca_coll_gpu_xg_t;

@@ -19,15 +19,19 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
     const int rdev = mca_coll_gpu_is_device(rbuf);
     const int sdev = in_place ? rdev : mca_coll_gpu_is_device(sbuf);
     mca_coll_gpu_call_t call = { .what = "allreduce", .plan = NULL };
-    int ret = MPI_SUCCESS, ran = 0;
+    int ret, ran = 0, go_dev;
 
+    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, "allreduce", &go_dev);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
     if (!rdev && !sdev) {
         return NULL != req ? m->prev.coll_iallreduce(sbuf, rbuf, count, dtype, op, comm, req,
                                                      m->prev.coll_iallreduce_module)
                            : m->prev.coll_allreduce(sbuf, rbuf, count, dtype, op, comm,
                                                     m->prev.coll_allreduce_module);
     }
-    if (rdev && sdev && MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm) {
+    if (go_dev && MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm) {
         const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_ALLREDUCE, .sbuf = sbuf,
                                               .rbuf = rbuf, .count = count, .dtype = dtype,
                                               .op = op };
@@ -36,7 +40,7 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
             return ret;
         }
     }
-    if (MPI_SUCCESS == ret && rdev && sdev &&
+    if (MPI_SUCCESS == ret && go_dev &&
         MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm &&
         mca_coll_gpu_map(dtype, op, &call.dt, &call.op) &&
         mca_coll_gpu_native_ready(m, "allreduce", req, &ret)) {

@@ -74,6 +74,17 @@ static inline uint16_t mca_coll_gpu_comm_id(const struct ompi_communicator_t *co
 #endif
 }
 
+/* 64 bits that name a communicator on every rank of it (the memory-kind
+ * board's slot key) */
+static inline uint64_t mca_coll_gpu_comm_key(const struct ompi_communicator_t *comm)
+{
+#if MCA_COLL_GPU_OMPI5
+    return comm->c_contextid.cid_base * 0x9e3779b97f4a7c15ull ^ comm->c_contextid.cid_sub.u64;
+#else
+    return (uint64_t) comm->c_contextid;
+#endif
+}
+
 /* the component symbol Open MPI looks up with dlsym (5.0 dropped
  * OMPI_MODULE_DECLSPEC) */
 #define MCA_COLL_GPU_DECLSPEC __attribute__((visibility("default")))

@@ -342,6 +342,7 @@ static int mca_coll_gpu_close(void)
 {
     mca_coll_gpu_request_fini();
     mca_coll_gpu_persistent_fini();
+    mca_coll_gpu_kind_fini();
     mca_coll_gpu_trace_fini();
     gpu_log_set_sink(NULL, 0);
     if (mca_coll_gpu_component.output >= 0) {

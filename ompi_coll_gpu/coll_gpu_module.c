@@ -96,11 +96,15 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->setup_status = GPU_OK;
     m->fail_peer = -1;
     m->fail_timeout = 0;
+    m->kpost.slot = NULL;
+    m->kpeer = NULL;
+    m->kskip = 0;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
 {
     size_t i;
+    mca_coll_gpu_kind_detach(m);
     mca_coll_gpu_hier_free(m);
     gpu_engine_comm_destroy(m->engine);
     m->engine = NULL;
@@ -122,6 +126,8 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
     return OMPI_SUCCESS;
 }
 
+static int mca_coll_gpu_one_node(ompi_communicator_t *comm);
+
 static int mca_coll_gpu_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
@@ -142,6 +148,7 @@ static int mca_coll_gpu_enable(mca_coll_base_module_t *module, struct ompi_commu
                             comm->c_name);
         return OMPI_ERROR;
     }
+    mca_coll_gpu_kind_attach(m, mca_coll_gpu_one_node(comm));
     opal_output_verbose(1, mca_coll_gpu_component.output,
                         "coll/gpu: enabled on %s (%d ranks); host buffers go to the previous "
                         "module", comm->c_name, ompi_comm_size(comm));

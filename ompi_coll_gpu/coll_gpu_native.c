@@ -173,9 +173,14 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     mca_coll_gpu_geom_t g;
     gpu_xchg_plan_t plan;
-    int ret = MPI_SUCCESS, ran = 0;
+    const int dev = mca_coll_gpu_is_device(buf);
+    int ret, ran = 0, go_dev;
 
-    if (!mca_coll_gpu_is_device(buf)) {
+    ret = mca_coll_gpu_kind_agree(m, dev, req, "bcast", &go_dev);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
+    if (!dev) {
         return NULL != req ? m->prev.coll_ibcast(buf, count, dt, root, comm, req,
                                                  m->prev.coll_ibcast_module)
                            : m->prev.coll_bcast(buf, count, dt, root, comm,
@@ -183,11 +188,13 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
     }
     const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_BCAST, .rbuf = buf,
                                           .count = count, .dtype = dt, .root = root };
-    ret = mca_coll_gpu_hier_run(m, &hc, req, &ran);
-    if (ran) {
-        return ret;
+    if (go_dev) {
+        ret = mca_coll_gpu_hier_run(m, &hc, req, &ran);
+        if (ran) {
+            return ret;
+        }
     }
-    if (mca_coll_gpu_geom(dt, &g) && mca_coll_gpu_native_ready(m, "bcast", req, &ret)) {
+    if (go_dev && mca_coll_gpu_geom(dt, &g) && mca_coll_gpu_native_ready(m, "bcast", req, &ret)) {
         const size_t bytes = (size_t) count * g.size;
         const int n = ompi_comm_size(comm);
         /* host-paced rounds move a relay one hop per round: direct from the root */
@@ -223,7 +230,12 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
     mca_coll_gpu_geom_t sg, rg;
     gpu_xchg_plan_t plan;
     size_t len[GPU_MAX_PEERS], displ[GPU_MAX_PEERS];
-    int ret = MPI_SUCCESS, ran = 0;
+    int ret = MPI_SUCCESS, ran = 0, go_dev;
+
+    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "allgather" : "allgatherv", &go_dev);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
 
     if (!rdev && !sdev) {
         if (NULL == rcounts) {
@@ -237,7 +249,7 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
                            : m->prev.coll_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
                                                      comm, m->prev.coll_allgatherv_module);
     }
-    if (rdev && sdev && NULL == rcounts) {
+    if (go_dev && NULL == rcounts) {
         const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_ALLGATHER, .sbuf = sbuf,
                                               .rbuf = rbuf, .count = rcount, .dtype = rdt,
                                               .scount = scount, .sdtype = sdt };
@@ -246,7 +258,7 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
             return ret;
         }
     }
-    if (MPI_SUCCESS == ret && rdev && sdev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
+    if (MPI_SUCCESS == ret && go_dev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
         (in_place || mca_coll_gpu_geom(sdt, &sg)) &&
         mca_coll_gpu_native_ready(m, "allgather", req, &ret)) {
         gpu_bytes(&rg, n, rcounts, rcount, displs, len, displ);
@@ -288,7 +300,12 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
     mca_coll_gpu_geom_t sg, rg;
     gpu_xchg_plan_t plan;
     size_t sl[GPU_MAX_PEERS], sd[GPU_MAX_PEERS], rl[GPU_MAX_PEERS], rd[GPU_MAX_PEERS];
-    int ret = MPI_SUCCESS, ran = 0;
+    int ret = MPI_SUCCESS, ran = 0, go_dev;
+
+    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "alltoall" : "alltoallv", &go_dev);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
 
     if (!rdev && !sdev) {
         if (NULL == rcounts) {
@@ -303,7 +320,7 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
                    : m->prev.coll_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls,
                                             rdt, comm, m->prev.coll_alltoallv_module);
     }
-    if (rdev && sdev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
+    if (go_dev && n <= GPU_MAX_PEERS && mca_coll_gpu_geom(rdt, &rg) &&
         (in_place || mca_coll_gpu_geom(sdt, &sg)) &&
         mca_coll_gpu_native_ready(m, "alltoall", req, &ret)) {
         gpu_bytes(&rg, n, rcounts, rcount, rdispls, rl, rd);
@@ -350,7 +367,12 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
     mca_coll_gpu_geom_t sg, rg;
     gpu_xchg_plan_t plan;
     size_t len[GPU_MAX_PEERS] = { 0 }, displ[GPU_MAX_PEERS] = { 0 };
-    int ret = MPI_SUCCESS, ran = 0;
+    int ret = MPI_SUCCESS, ran = 0, go_dev;
+
+    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, NULL == rcounts ? "gather" : "gatherv", &go_dev);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
 
     if (!rdev && !sdev) {
         if (NULL == rcounts) {
@@ -364,7 +386,7 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
                            : m->prev.coll_gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt,
                                                   root, comm, m->prev.coll_gatherv_module);
     }
-    if (sdev && (rdev || !is_root) && n <= GPU_MAX_PEERS &&
+    if (go_dev && n <= GPU_MAX_PEERS &&
         (!is_root || mca_coll_gpu_geom(rdt, &rg)) && (in_place || mca_coll_gpu_geom(sdt, &sg)) &&
         mca_coll_gpu_native_ready(m, "gather", req, &ret)) {
         if (is_root) {
@@ -408,7 +430,12 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
     mca_coll_gpu_geom_t sg, rg;
     gpu_xchg_plan_t plan;
     size_t len[GPU_MAX_PEERS] = { 0 }, displ[GPU_MAX_PEERS] = { 0 };
-    int ret = MPI_SUCCESS, ran = 0;
+    int ret = MPI_SUCCESS, ran = 0, go_dev;
+
+    ret = mca_coll_gpu_kind_agree(m, rdev && (sdev || !is_root), req, NULL == scounts ? "scatter" : "scatterv", &go_dev);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
 
     if (!rdev && !sdev) {
         if (NULL == scounts) {
@@ -422,7 +449,7 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
                            : m->prev.coll_scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt,
                                                    root, comm, m->prev.coll_scatterv_module);
     }
-    if (rdev && (sdev || !is_root) && n <= GPU_MAX_PEERS &&
+    if (go_dev && n <= GPU_MAX_PEERS &&
         (!is_root || mca_coll_gpu_geom(sdt, &sg)) && (in_place || mca_coll_gpu_geom(rdt, &rg)) &&
         mca_coll_gpu_native_ready(m, "scatter", req, &ret)) {
         if (is_root) {

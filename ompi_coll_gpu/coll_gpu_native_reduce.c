@@ -35,7 +35,12 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
     gpu_xchg_plan_t plan;
     gpu_dtype_t dt;
     gpu_op_t gop;
-    int ret = MPI_SUCCESS, ran = 0;
+    int ret = MPI_SUCCESS, ran = 0, go_dev;
+
+    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, "reduce", &go_dev);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
 
     if (!rdev && !sdev) {
         return NULL != req ? m->prev.coll_ireduce(sbuf, rbuf, count, dtype, op, root, comm, req,
@@ -43,7 +48,7 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
                            : m->prev.coll_reduce(sbuf, rbuf, count, dtype, op, root, comm,
                                                  m->prev.coll_reduce_module);
     }
-    if (sdev && (rdev || !is_root)) {
+    if (go_dev) {
         const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_REDUCE, .sbuf = sbuf,
                                               .rbuf = rbuf, .count = count, .dtype = dtype,
                                               .op = op, .root = root };
@@ -52,7 +57,7 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
             return ret;
         }
     }
-    if (MPI_SUCCESS == ret && sdev && (rdev || !is_root) && mca_coll_gpu_map(dtype, op, &dt, &gop) &&
+    if (MPI_SUCCESS == ret && go_dev && mca_coll_gpu_map(dtype, op, &dt, &gop) &&
         mca_coll_gpu_native_ready(m, "reduce", req, &ret) &&
         GPU_OK == gpu_plan_reduce(&plan, rank, ompi_comm_size(comm), root,
                                   in_place ? NULL : (const char *) sbuf, (char *) rbuf,
@@ -82,7 +87,12 @@ static int gpu_scan_any(const void *sbuf, void *rbuf, int count, struct ompi_dat
     gpu_xchg_plan_t plan;
     gpu_dtype_t dt;
     gpu_op_t gop;
-    int ret = MPI_SUCCESS, ran = 0;
+    int ret = MPI_SUCCESS, ran = 0, go_dev;
+
+    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, exclusive ? "exscan" : "scan", &go_dev);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
 
     if (!rdev && !sdev) {
         if (exclusive) {
@@ -96,7 +106,7 @@ static int gpu_scan_any(const void *sbuf, void *rbuf, int count, struct ompi_dat
                            : m->prev.coll_scan(sbuf, rbuf, count, dtype, op, comm,
                                                m->prev.coll_scan_module);
     }
-    if (sdev && rdev && mca_coll_gpu_map(dtype, op, &dt, &gop) &&
+    if (go_dev && mca_coll_gpu_map(dtype, op, &dt, &gop) &&
         mca_coll_gpu_native_ready(m, exclusive ? "exscan" : "scan", req, &ret) &&
         GPU_OK == gpu_plan_scan(&plan, ompi_comm_rank(comm), ompi_comm_size(comm),
                                 in_place ? NULL : (const char *) sbuf, (char *) rbuf,
@@ -131,7 +141,12 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
     gpu_xchg_plan_t plan;
     gpu_dtype_t dt;
     gpu_op_t gop;
-    int ret = MPI_SUCCESS, ran = 0;
+    int ret = MPI_SUCCESS, ran = 0, go_dev;
+
+    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, NULL == rcounts ? "reduce_scatter_block" : "reduce_scatter", &go_dev);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
 
     if (!rdev && !sdev) {
         if (NULL == rcounts) {
@@ -147,7 +162,7 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
                            : m->prev.coll_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
                                                          m->prev.coll_reduce_scatter_module);
     }
-    if (sdev && rdev && NULL == rcounts) {
+    if (go_dev && NULL == rcounts) {
         const mca_coll_gpu_hier_call_t hc = { .kind = MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK,
                                               .sbuf = sbuf, .rbuf = rbuf, .count = rcount,
                                               .dtype = dtype, .op = op };
@@ -156,7 +171,7 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
             return ret;
         }
     }
-    if (MPI_SUCCESS == ret && !in_place && sdev && rdev && n <= GPU_MAX_PEERS &&
+    if (MPI_SUCCESS == ret && !in_place && go_dev && n <= GPU_MAX_PEERS &&
         mca_coll_gpu_map(dtype, op, &dt, &gop) &&
         mca_coll_gpu_native_ready(m, NULL == rcounts ? "reduce_scatter_block" : "reduce_scatter",
                                   req, &ret)) {

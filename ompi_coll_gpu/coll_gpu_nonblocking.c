@@ -23,6 +23,10 @@ static int gpu_ialltoallw(const void *sbuf, const int *scounts, const int *sdisp
                           mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    int go_dev;
+    /* every rank runs libnbc's form (on host copies where it has device
+     * buffers): nothing to agree on, but the call is counted */
+    (void) mca_coll_gpu_kind_agree(m, 0, request, "ialltoallw", &go_dev);
     if (!mca_coll_gpu_is_device(sbuf) && !mca_coll_gpu_is_device(rbuf)) {
         return m->prev.coll_ialltoallw(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
                                        rdtypes, comm, request, m->prev.coll_ialltoallw_module);
@@ -38,6 +42,9 @@ static int gpu_alltoallw_blocking(const void *sbuf, const int *scounts, const in
                                   struct ompi_communicator_t *comm,
                                   mca_coll_base_module_t *module)
 {
+    int go_dev;
+    (void) mca_coll_gpu_kind_agree((mca_coll_gpu_module_t *) module, 0, NULL, "alltoallw",
+                                   &go_dev);
     return mca_coll_gpu_alltoallw_staged(sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls,
                                          rdtypes, comm, module, NULL);
 }

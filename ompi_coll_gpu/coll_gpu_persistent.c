@@ -104,8 +104,24 @@ int mca_coll_gpu_persistent_progress(void)
 
 /* This module's nonblocking form of a call kept as arguments: a
  * persistent request's round, or a nonblocking call whose setup failed. */
+static int gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                          ompi_request_t **q);
+
 int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                             ompi_request_t **q)
+{
+    int ret;
+    /* the call was counted when it was started (a restart), or a persistent
+     * round is not counted at all: a host-buffer persistent request is the
+     * previous module's, whose starts this module never sees */
+    m->kskip = 1;
+    ret = gpu_args_issue(m, a, q);
+    m->kskip = 0;
+    return ret;
+}
+
+static int gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                          ompi_request_t **q)
 {
     mca_coll_base_module_t *mod = &m->super;
     struct ompi_communicator_t *comm = m->comm;

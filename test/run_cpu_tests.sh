@@ -19,6 +19,7 @@ run() { # name, command...
 }
 run "unit: reduction functors vs MPI_Reduce_local" "$B/test/unit/test_reduce_ops"
 run "unit: coll/gpu's headers match the libmpi they run in (struct sizes)" "$B/test/unit/test_ompi_layout"
+run "unit: memory-kind board, two processes posting and reading 200000 calls" "$B/test/unit/test_kind_board"
 run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
 T=$(cd "$(dirname "$0")/.." && pwd)
@@ -99,6 +100,7 @@ for np in 1 2 4; do
 done
 run "GPU reliability test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_reliability cross | grep -q SKIP"
 run "reliability runner counts a skipped suite as nothing run" sh -c "RELIABILITY_NP=2 RELIABILITY_SIZES=8 MPIRUN='$MPIRUN' sh '$T/test/gpu/run_reliability.sh' '$B' | tail -1 | grep -q '^0 passed, 0 failed'"
+run "mixed memory kinds test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_mixed | grep -q SKIP"
 run "GPU collectives test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_colls | grep -q SKIP"
 for np in 1 2 4; do
   run "persistent collectives (MPIX_*_init) on host buffers stay Open MPI's, np $np" sh -c "$MPIRUN --oversubscribe -np $np $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"

@@ -26,7 +26,7 @@ one() { # np, scenario, bytes, mpirun args...
   echo "== np $np $sc $by B $*"
   t0=$(date +%s)
   out=$(timeout -k 10 "$WATCHDOG" $MPIRUN --oversubscribe --bind-to none -np "$np" \
-        --mca coll_gpu_timeout "$TMO" "$@" "$B/test/gpu/test_gpu_reliability" "$sc" "$by" 2>&1)
+        --mca coll_gpu_timeout "$TMO" "$@" "$B/test/gpu/${PROG:-test_gpu_reliability}" "$sc" "$by" 2>&1)
   rc=$?
   echo "$out" | grep -E "^(PASS|FAIL|SKIP)|error string|after|could not|coll/gpu" | head -30
   p=$(echo "$out" | sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' | tail -1)
@@ -53,6 +53,13 @@ for np in $NPS; do
   one "$np" edge 0 "$@"
 done
 one 2 timeout 16777216 "$@"
+# mixed memory kinds across ranks (host on some, device on others, device
+# send + host receive, managed), every blocking collective
+for np in $NPS; do
+  for by in $SIZES; do
+    PROG=test_gpu_mixed one "$np" mixed "$by" "$@"
+  done
+done
 # across (virtual) nodes: nonblocking calls stage through libnbc's forms;
 # with threads the communicator stages altogether (one UCX worker)
 one 2 threads 262144 --mca coll_gpu_virtual_nodes 2 "$@"

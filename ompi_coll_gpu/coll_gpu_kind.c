@@ -1,0 +1,227 @@
+/*
+ * Memory kinds across ranks: the component side of the kind board
+ * (util/gpu_kind_board.h says why and how).  One board per process, made
+ * at the first communicator that needs one; the peers' boards are opened
+ * at the first device call that reads them.  Only communicators whose
+ * ranks all sit on this node (one job) have a slot; across nodes the
+ * hierarchy's choice stays local (README, Reliability).
+ */
+#include "ompi_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "coll_gpu.h"
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/proc.h"
+#include "ompi/constants.h"
+#include "ompi/proc/proc.h"
+#include "util/gpu_clock.h"
+
+static gpu_kind_board_t *gpu_kind_mine;
+static int gpu_kind_failed;
+static char gpu_kind_my_name[80];
+
+/* the boards of the peers, by process name */
+#define GPU_KIND_PEERS 1024
+static struct {
+    opal_process_name_t name;
+    gpu_kind_board_t *board;
+} gpu_kind_peer[GPU_KIND_PEERS];
+static int gpu_kind_npeer;
+
+static void gpu_kind_name(char *buf, size_t len, const opal_process_name_t *p)
+{
+    snprintf(buf, len, "/gpucoll-kind-%u-%u-%u", (unsigned) getuid(), (unsigned) p->jobid,
+             (unsigned) p->vpid);
+}
+
+void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node)
+{
+    const int n = ompi_comm_size(m->comm);
+    const opal_process_name_t me = opal_proc_local_get()->proc_name;
+
+    if (n < 2 || !one_node || n > GPU_KIND_PEERS) {
+        return;
+    }
+    for (int i = 0; i < n; ++i) {
+        const ompi_proc_t *p = ompi_comm_peer_lookup(m->comm, i);
+        if (NULL == p || p->super.proc_name.jobid != me.jobid) {
+            return;   /* spawned or connected jobs: no shared naming */
+        }
+    }
+    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+    if (NULL == gpu_kind_mine && !gpu_kind_failed) {
+        gpu_kind_name(gpu_kind_my_name, sizeof(gpu_kind_my_name), &me);
+        if (GPU_OK != gpu_kind_board_create(gpu_kind_my_name, &gpu_kind_mine)) {
+            gpu_kind_failed = 1;
+            mca_coll_gpu_show_help("kind-board-failed", gpu_kind_my_name);
+        }
+    }
+    if (NULL != gpu_kind_mine &&
+        GPU_OK != gpu_kind_slot_claim(gpu_kind_mine, mca_coll_gpu_comm_key(m->comm), &m->kpost)) {
+        m->kpost.slot = NULL;
+        mca_coll_gpu_show_help("kind-board-full", m->comm->c_name, GPU_KIND_SLOTS);
+    }
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    if (NULL != m->kpost.slot) {
+        m->kpeer = calloc((size_t) n, sizeof(*m->kpeer));
+        if (NULL == m->kpeer) {
+            gpu_kind_slot_release(&m->kpost);
+        }
+    }
+}
+
+void mca_coll_gpu_kind_detach(mca_coll_gpu_module_t *m)
+{
+    if (NULL != m->kpost.slot) {
+        OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+        gpu_kind_slot_release(&m->kpost);
+        OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    }
+    free(m->kpeer);
+    m->kpeer = NULL;
+}
+
+void mca_coll_gpu_kind_fini(void)
+{
+    for (int i = 0; i < gpu_kind_npeer; ++i) {
+        gpu_kind_board_close(gpu_kind_peer[i].board);
+    }
+    gpu_kind_npeer = 0;
+    if (NULL != gpu_kind_mine) {
+        gpu_kind_board_close(gpu_kind_mine);
+        gpu_kind_board_unlink(gpu_kind_my_name);
+        gpu_kind_mine = NULL;
+    }
+}
+
+/* Peer q's slot for this communicator: GPU_INPROGRESS while its board or
+ * slot does not exist yet. */
+static gpu_status_t gpu_kind_peer_slot(mca_coll_gpu_module_t *m, int q)
+{
+    const ompi_proc_t *p = ompi_comm_peer_lookup(m->comm, q);
+    gpu_kind_board_t *b = NULL;
+    char name[80];
+    gpu_status_t st = GPU_OK;
+
+    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+    for (int i = 0; i < gpu_kind_npeer && NULL == b; ++i) {
+        if (gpu_kind_peer[i].name.vpid == p->super.proc_name.vpid &&
+            gpu_kind_peer[i].name.jobid == p->super.proc_name.jobid) {
+            b = gpu_kind_peer[i].board;
+        }
+    }
+    if (NULL == b) {
+        gpu_kind_name(name, sizeof(name), &p->super.proc_name);
+        st = gpu_kind_board_open(name, &b);
+        if (GPU_OK == st && gpu_kind_npeer < GPU_KIND_PEERS) {
+            gpu_kind_peer[gpu_kind_npeer].name = p->super.proc_name;
+            gpu_kind_peer[gpu_kind_npeer++].board = b;
+        }
+    }
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    if (GPU_OK != st) {
+        return st;
+    }
+    m->kpeer[q] = gpu_kind_slot_find(b, mca_coll_gpu_comm_key(m->comm));
+    return NULL != m->kpeer[q] ? GPU_OK : GPU_INPROGRESS;
+}
+
+/* Spin briefly (the peers of a tight loop post within a microsecond),
+ * then progress the rest of MPI while waiting; bounded by coll_gpu_timeout. */
+typedef struct {
+    double deadline;
+    unsigned spins;
+} gpu_kind_wait_t;
+
+static int gpu_kind_wait_more(gpu_kind_wait_t *w)
+{
+    if (++w->spins < 2048) {
+        return 1;
+    }
+    if (0 == (w->spins & 63)) {
+        opal_progress();
+        if (0.0 == w->deadline) {
+            const double t = mca_coll_gpu_component.timeout;
+            w->deadline = gpu_clock_now() + (t > 0 ? t : 60.0);
+        } else if (gpu_clock_now() > w->deadline) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
+                            const char *what, int *go_dev)
+{
+    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    const int kind = dev ? GPU_KIND_DEVICE : GPU_KIND_HOST;
+    gpu_kind_wait_t w = { 0.0, 0 };
+    uint64_t call;
+
+    *go_dev = dev;
+    if (m->kskip) {
+        m->kskip = 0;   /* a re-issued call: it posted when it was started */
+        return MPI_SUCCESS;
+    }
+    if (NULL == m->kpost.slot) {
+        return MPI_SUCCESS;
+    }
+    if (gpu_kind_full(&m->kpost, kind)) {
+        /* many kind changes ahead of a peer: wait until every peer has
+         * passed the oldest change point kept */
+        for (;;) {
+            uint64_t lo = UINT64_MAX;
+            int q = 0;
+            for (; q < n; ++q) {
+                if (q == me) {
+                    continue;
+                }
+                if (NULL == m->kpeer[q] && GPU_OK != gpu_kind_peer_slot(m, q)) {
+                    break;
+                }
+                lo = m->kpeer[q]->pub < lo ? m->kpeer[q]->pub : lo;
+            }
+            if (q == n && gpu_kind_room(&m->kpost, lo)) {
+                break;
+            }
+            if (!gpu_kind_wait_more(&w)) {
+                return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, q < n ? q : -1);
+            }
+        }
+    }
+    call = gpu_kind_post(&m->kpost, kind);
+    if (!dev || NULL != req) {
+        return MPI_SUCCESS;
+    }
+    for (int q = 0; q < n; ++q) {
+        int k;
+        gpu_status_t st;
+        if (q == me) {
+            continue;
+        }
+        for (;;) {
+            st = NULL != m->kpeer[q] ? GPU_OK : gpu_kind_peer_slot(m, q);
+            if (GPU_OK == st) {
+                st = gpu_kind_read(m->kpeer[q], call, &k);
+            }
+            if (GPU_INPROGRESS != st) {
+                break;
+            }
+            if (!gpu_kind_wait_more(&w)) {
+                return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, q);
+            }
+        }
+        if (GPU_OK != st) {
+            return mca_coll_gpu_error(m->comm->c_name, what, st, q);
+        }
+        if (GPU_KIND_HOST == k) {
+            *go_dev = 0;   /* this call stages on every device rank */
+            return MPI_SUCCESS;
+        }
+    }
+    return MPI_SUCCESS;
+}
