@@ -139,6 +139,15 @@ typedef struct mca_coll_gpu_module_t {
     gpu_kind_post_t kpost;
     struct gpu_kind_slot **kpeer;
     int kskip;
+    /* nonblocking calls whose start waits in the queue (coll_gpu_kind.c):
+     * how many may still start a host collective (a later nonblocking
+     * call queues behind them, so every rank starts Open MPI's nonblocking
+     * collectives in call order); the kind a re-issue must take (-1: its
+     * own); the queued request being re-issued (its device call takes its
+     * place at the head of the queue) */
+    int kq;
+    int kforce;
+    struct mca_coll_gpu_request_t *kreissue;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -172,11 +181,19 @@ int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what, gpu_sta
  * buffers would take the GPU path"; it posts the kind, and for a blocking
  * device call waits (bounded, progressing) for the kinds the local peers
  * posted for the same call: *go_dev is 1 only when every one is device.
- * Nonblocking calls post without reading. */
+ * A nonblocking call (req, with its arguments a) never waits: a device
+ * call whose peers have not all posted yet, and any call behind such a
+ * one, is queued (*req set, *go_dev -1: the entry returns at once) and
+ * started from progress, in call order, once the kinds are known. */
+struct mca_coll_gpu_args_t;
 void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node);
 void mca_coll_gpu_kind_detach(mca_coll_gpu_module_t *m);
 int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
-                            const char *what, int *go_dev);
+                            const char *what, const struct mca_coll_gpu_args_t *a, int *go_dev);
+/* The kinds peers posted for call: GPU_OK with *all_dev, GPU_INPROGRESS
+ * while one (*peer) has not reached it, or an error about *peer. */
+gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
+                                    int *peer);
 void mca_coll_gpu_kind_fini(void);
 
 /* host exchanges over the communicator's own messages (coll_gpu_xg.c) */
@@ -250,14 +267,16 @@ typedef enum {
     MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK,
     MCA_COLL_GPU_ARGS_SCAN,
     MCA_COLL_GPU_ARGS_SCATTER,
-    MCA_COLL_GPU_ARGS_SCATTERV
+    MCA_COLL_GPU_ARGS_SCATTERV,
+    MCA_COLL_GPU_ARGS_ALLTOALLW,
+    MCA_COLL_GPU_ARGS_BARRIER
 } mca_coll_gpu_args_kind_t;
 
 /* One call's MPI arguments; which fields count depends on the kind.  A
  * persistent request keeps them, and so does a nonblocking call that
  * waits for its communicator's setup (should the setup fail, the call
  * starts again through the module's nonblocking entry point). */
-typedef struct {
+typedef struct mca_coll_gpu_args_t {
     mca_coll_gpu_args_kind_t kind;
     const void *sbuf;
     void *rbuf;
@@ -265,9 +284,13 @@ typedef struct {
     const int *scounts, *sdispls, *rcounts, *rdispls;
     struct ompi_datatype_t *sdtype, *rdtype;
     struct ompi_op_t *op;
+    struct ompi_datatype_t *const *sdtypes, *const *rdtypes;   /* alltoallw */
 } mca_coll_gpu_args_t;
 
-int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+/* Start the call in a through the module's nonblocking entry point,
+ * uncounted (it was counted when it was first called, or a persistent
+ * round is not counted); force: the kind decided for it (-1: its own). */
+int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int force,
                             ompi_request_t **req);
 
 /* one engine call: an exchange plan, or an allreduce when plan is NULL */
@@ -343,6 +366,13 @@ typedef struct {
 void mca_coll_gpu_request_prepare(mca_coll_gpu_nbc_request_t *r, struct ompi_communicator_t *comm,
                                   bool persistent);
 gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r);
+/* Queue a nonblocking call whose start must wait (coll_gpu_kind.c): with
+ * wait, until the peers' kinds for call are known (then it starts on the
+ * GPU or staged, as they say), else only for its turn (it starts as
+ * itself).  Either way it starts after the calls queued before it. */
+int mca_coll_gpu_request_queue(mca_coll_gpu_module_t *m, ompi_request_t **request,
+                               const mca_coll_gpu_args_t *a, const char *what, uint64_t call,
+                               int wait);
 /* Keep the call in the request.  1: it waits for its turn (the setup, or
  * earlier calls of the communicator) and progress hands it to the engine;
  * 0: the caller runs it now. */

@@ -19,11 +19,13 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
     const int rdev = mca_coll_gpu_is_device(rbuf);
     const int sdev = in_place ? rdev : mca_coll_gpu_is_device(sbuf);
     mca_coll_gpu_call_t call = { .what = "allreduce", .plan = NULL };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf,
+                                     .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op };
     int ret, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, "allreduce", &go_dev);
-    if (MPI_SUCCESS != ret) {
-        return ret;
+    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, "allreduce", &a, &go_dev);
+    if (MPI_SUCCESS != ret || go_dev < 0) {
+        return ret;   /* an error, or queued */
     }
     if (!rdev && !sdev) {
         return NULL != req ? m->prev.coll_iallreduce(sbuf, rbuf, count, dtype, op, comm, req,
@@ -44,9 +46,6 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
         MCA_COLL_GPU_ALGO_STAGED != mca_coll_gpu_component.allreduce_algorithm &&
         mca_coll_gpu_map(dtype, op, &call.dt, &call.op) &&
         mca_coll_gpu_native_ready(m, "allreduce", req, &ret)) {
-        const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf,
-                                         .rbuf = rbuf, .rcount = count, .rdtype = dtype,
-                                         .op = op };
         call.in = in_place ? rbuf : sbuf;
         call.out = rbuf;
         call.count = (size_t) count;

@@ -31,6 +31,9 @@ static struct {
     gpu_kind_board_t *board;
 } gpu_kind_peer[GPU_KIND_PEERS];
 static int gpu_kind_npeer;
+/* the peer table's own lock: progress reads peers' kinds holding the
+ * component's */
+static opal_mutex_t gpu_kind_lock = OPAL_MUTEX_STATIC_INIT;
 
 static void gpu_kind_name(char *buf, size_t len, const opal_process_name_t *p)
 {
@@ -107,7 +110,7 @@ static gpu_status_t gpu_kind_peer_slot(mca_coll_gpu_module_t *m, int q)
     char name[80];
     gpu_status_t st = GPU_OK;
 
-    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+    OPAL_THREAD_LOCK(&gpu_kind_lock);
     for (int i = 0; i < gpu_kind_npeer && NULL == b; ++i) {
         if (gpu_kind_peer[i].name.vpid == p->super.proc_name.vpid &&
             gpu_kind_peer[i].name.jobid == p->super.proc_name.jobid) {
@@ -122,7 +125,7 @@ static gpu_status_t gpu_kind_peer_slot(mca_coll_gpu_module_t *m, int q)
             gpu_kind_peer[gpu_kind_npeer++].board = b;
         }
     }
-    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    OPAL_THREAD_UNLOCK(&gpu_kind_lock);
     if (GPU_OK != st) {
         return st;
     }
@@ -154,74 +157,130 @@ static int gpu_kind_wait_more(gpu_kind_wait_t *w)
     return 1;
 }
 
-int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
-                            const char *what, int *go_dev)
+gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
+                                    int *peer)
 {
     const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
-    const int kind = dev ? GPU_KIND_DEVICE : GPU_KIND_HOST;
-    gpu_kind_wait_t w = { 0.0, 0 };
-    uint64_t call;
 
-    *go_dev = dev;
-    if (m->kskip) {
-        m->kskip = 0;   /* a re-issued call: it posted when it was started */
-        return MPI_SUCCESS;
-    }
-    if (NULL == m->kpost.slot) {
-        return MPI_SUCCESS;
-    }
-    if (gpu_kind_full(&m->kpost, kind)) {
-        /* many kind changes ahead of a peer: wait until every peer has
-         * passed the oldest change point kept */
-        for (;;) {
-            uint64_t lo = UINT64_MAX;
-            int q = 0;
-            for (; q < n; ++q) {
-                if (q == me) {
-                    continue;
-                }
-                if (NULL == m->kpeer[q] && GPU_OK != gpu_kind_peer_slot(m, q)) {
-                    break;
-                }
-                lo = m->kpeer[q]->pub < lo ? m->kpeer[q]->pub : lo;
-            }
-            if (q == n && gpu_kind_room(&m->kpost, lo)) {
-                break;
-            }
-            if (!gpu_kind_wait_more(&w)) {
-                return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, q < n ? q : -1);
-            }
-        }
-    }
-    call = gpu_kind_post(&m->kpost, kind);
-    if (!dev || NULL != req) {
-        return MPI_SUCCESS;
-    }
     for (int q = 0; q < n; ++q) {
         int k;
         gpu_status_t st;
         if (q == me) {
             continue;
         }
-        for (;;) {
-            st = NULL != m->kpeer[q] ? GPU_OK : gpu_kind_peer_slot(m, q);
-            if (GPU_OK == st) {
-                st = gpu_kind_read(m->kpeer[q], call, &k);
-            }
-            if (GPU_INPROGRESS != st) {
-                break;
-            }
-            if (!gpu_kind_wait_more(&w)) {
-                return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, q);
-            }
+        st = NULL != m->kpeer[q] ? GPU_OK : gpu_kind_peer_slot(m, q);
+        if (GPU_OK == st) {
+            st = gpu_kind_read(m->kpeer[q], call, &k);
         }
         if (GPU_OK != st) {
-            return mca_coll_gpu_error(m->comm->c_name, what, st, q);
+            *peer = q;
+            return st;
         }
         if (GPU_KIND_HOST == k) {
-            *go_dev = 0;   /* this call stages on every device rank */
-            return MPI_SUCCESS;
+            *all_dev = 0;   /* this call stages on every device rank */
+            return GPU_OK;
         }
     }
+    *all_dev = 1;
+    return GPU_OK;
+}
+
+/* Many kind changes ahead of a peer: wait until every peer has passed the
+ * oldest change point kept. */
+static int gpu_kind_make_room(mca_coll_gpu_module_t *m, const char *what, gpu_kind_wait_t *w)
+{
+    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    for (;;) {
+        uint64_t lo = UINT64_MAX;
+        int q = 0;
+        for (; q < n; ++q) {
+            if (q == me) {
+                continue;
+            }
+            if (NULL == m->kpeer[q] && GPU_OK != gpu_kind_peer_slot(m, q)) {
+                break;
+            }
+            lo = m->kpeer[q]->pub < lo ? m->kpeer[q]->pub : lo;
+        }
+        if (q == n && gpu_kind_room(&m->kpost, lo)) {
+            return MPI_SUCCESS;
+        }
+        if (!gpu_kind_wait_more(w)) {
+            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, q < n ? q : -1);
+        }
+    }
+}
+
+int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
+                            const char *what, const mca_coll_gpu_args_t *a, int *go_dev)
+{
+    const int kind = dev ? GPU_KIND_DEVICE : GPU_KIND_HOST;
+    gpu_kind_wait_t w = { 0.0, 0 };
+    uint64_t call;
+    gpu_status_t st;
+    int all_dev, peer = -1, ret;
+
+    *go_dev = dev;
+    if (m->kskip) {
+        /* a re-issued call: it posted when it was started */
+        m->kskip = 0;
+        if (m->kforce >= 0) {
+            *go_dev = dev && m->kforce;
+            m->kforce = -1;
+        }
+        return MPI_SUCCESS;
+    }
+    if (NULL == m->kpost.slot) {
+        return MPI_SUCCESS;
+    }
+    if (gpu_kind_full(&m->kpost, kind)) {
+        ret = gpu_kind_make_room(m, what, &w);
+        if (MPI_SUCCESS != ret) {
+            return ret;
+        }
+    }
+    call = gpu_kind_post(&m->kpost, kind);
+    if (NULL != req) {
+        /* a host call with nothing queued starts now: the fast path of a
+         * host-buffer program; a device call starts now when its peers
+         * have all posted (it was the last to come) */
+        if (0 == m->kq && (!dev || NULL == a)) {
+            return MPI_SUCCESS;
+        }
+        if (0 == m->kq) {
+            st = mca_coll_gpu_kind_peek(m, call, &all_dev, &peer);
+            if (GPU_OK == st) {
+                *go_dev = all_dev;
+                return MPI_SUCCESS;
+            }
+            if (GPU_INPROGRESS != st) {
+                return mca_coll_gpu_error(m->comm->c_name, what, st, peer);
+            }
+        }
+        if (NULL == a) {
+            return MPI_SUCCESS;
+        }
+        ret = mca_coll_gpu_request_queue(m, req, a, what, call, dev);
+        if (MPI_SUCCESS == ret) {
+            *go_dev = -1;
+        }
+        return ret;
+    }
+    if (!dev) {
+        return MPI_SUCCESS;
+    }
+    for (;;) {
+        st = mca_coll_gpu_kind_peek(m, call, &all_dev, &peer);
+        if (GPU_INPROGRESS != st) {
+            break;
+        }
+        if (!gpu_kind_wait_more(&w)) {
+            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, peer);
+        }
+    }
+    if (GPU_OK != st) {
+        return mca_coll_gpu_error(m->comm->c_name, what, st, peer);
+    }
+    *go_dev = all_dev;
     return MPI_SUCCESS;
 }

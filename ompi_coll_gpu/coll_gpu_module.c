@@ -40,6 +40,7 @@ static const size_t mca_coll_gpu_prev_modules[] = {
     offsetof(mca_coll_base_comm_coll_t, coll_scan_module),
     offsetof(mca_coll_base_comm_coll_t, coll_scatter_module),
     offsetof(mca_coll_base_comm_coll_t, coll_scatterv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ibarrier_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iallgather_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iallgatherv_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iallreduce_module),
@@ -99,6 +100,9 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->kpost.slot = NULL;
     m->kpeer = NULL;
     m->kskip = 0;
+    m->kq = 0;
+    m->kforce = -1;
+    m->kreissue = NULL;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
@@ -142,6 +146,9 @@ static int mca_coll_gpu_enable(mca_coll_base_module_t *module, struct ompi_commu
         }
     }
     mca_coll_gpu_persistent_enable(m);
+    if (NULL == m->prev.coll_ibarrier) {
+        m->super.coll_ibarrier = NULL;   /* nothing below to keep in order */
+    }
     if (NULL == m->prev.coll_allreduce || NULL == m->prev.coll_allgather) {
         opal_output_verbose(1, mca_coll_gpu_component.output,
                             "coll/gpu: no host allreduce/allgather below us on %s; disabled",

@@ -176,9 +176,12 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
     const int dev = mca_coll_gpu_is_device(buf);
     int ret, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, dev, req, "bcast", &go_dev);
-    if (MPI_SUCCESS != ret) {
-        return ret;
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
+        .rdtype = dt, .root = root };
+
+    ret = mca_coll_gpu_kind_agree(m, dev, req, "bcast", &a, &go_dev);
+    if (MPI_SUCCESS != ret || go_dev < 0) {
+        return ret;   /* an error, or queued */
     }
     if (!dev) {
         return NULL != req ? m->prev.coll_ibcast(buf, count, dt, root, comm, req,
@@ -202,8 +205,6 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
                           NULL == req && !gpu_engine_paced(m->engine);
         if (GPU_OK == gpu_plan_bcast(&plan, ompi_comm_rank(comm), n, root, (char *) buf + g.lb,
                                      bytes, chain, m->has_order ? m->chain_order : NULL)) {
-            const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
-                                             .rdtype = dt, .root = root };
             ret = gpu_run_plan(m, "bcast", &plan, &a, req, &ran);
             if (ran) {
                 return ret;
@@ -232,9 +233,14 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
     size_t len[GPU_MAX_PEERS], displ[GPU_MAX_PEERS];
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "allgather" : "allgatherv", &go_dev);
-    if (MPI_SUCCESS != ret) {
-        return ret;
+    const mca_coll_gpu_args_t a = {
+        .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLGATHER : MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf,
+        .scount = scount, .sdtype = sdt, .rbuf = rbuf, .rcount = rcount,
+        .rcounts = rcounts, .rdispls = displs, .rdtype = rdt };
+
+    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "allgather" : "allgatherv", &a, &go_dev);
+    if (MPI_SUCCESS != ret || go_dev < 0) {
+        return ret;   /* an error, or queued */
     }
 
     if (!rdev && !sdev) {
@@ -266,10 +272,6 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
             GPU_OK == gpu_plan_allgatherv(&plan, rank, n,
                                           in_place ? NULL : (const char *) sbuf + sg.lb,
                                           (char *) rbuf, len, displ)) {
-            const mca_coll_gpu_args_t a = {
-                .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLGATHER : MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf,
-                .scount = scount, .sdtype = sdt, .rbuf = rbuf, .rcount = rcount,
-                .rcounts = rcounts, .rdispls = displs, .rdtype = rdt };
             ret = gpu_run_plan(m, NULL == rcounts ? "allgather" : "allgatherv", &plan, &a, req,
                                &ran);
             if (ran) {
@@ -302,9 +304,15 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
     size_t sl[GPU_MAX_PEERS], sd[GPU_MAX_PEERS], rl[GPU_MAX_PEERS], rd[GPU_MAX_PEERS];
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "alltoall" : "alltoallv", &go_dev);
-    if (MPI_SUCCESS != ret) {
-        return ret;
+    const mca_coll_gpu_args_t a = {
+        .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLTOALL : MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf,
+        .scount = scount, .scounts = scounts, .sdispls = sdispls, .sdtype = sdt,
+        .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts, .rdispls = rdispls,
+        .rdtype = rdt };
+
+    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "alltoall" : "alltoallv", &a, &go_dev);
+    if (MPI_SUCCESS != ret || go_dev < 0) {
+        return ret;   /* an error, or queued */
     }
 
     if (!rdev && !sdev) {
@@ -332,11 +340,6 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
                                          (char *) rbuf, rl, rd)) {
             /* alltoall: every pair has the same length, known everywhere */
             plan.ll_bytes = NULL == rcounts ? rl[0] : 0;
-            const mca_coll_gpu_args_t a = {
-                .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLTOALL : MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf,
-                .scount = scount, .scounts = scounts, .sdispls = sdispls, .sdtype = sdt,
-                .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts, .rdispls = rdispls,
-                .rdtype = rdt };
             ret = gpu_run_plan(m, NULL == rcounts ? "alltoall" : "alltoallv", &plan, &a, req,
                                &ran);
             if (ran) {
@@ -369,9 +372,14 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
     size_t len[GPU_MAX_PEERS] = { 0 }, displ[GPU_MAX_PEERS] = { 0 };
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, NULL == rcounts ? "gather" : "gatherv", &go_dev);
-    if (MPI_SUCCESS != ret) {
-        return ret;
+    const mca_coll_gpu_args_t a = {
+        .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_GATHER : MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .scount = scount,
+        .sdtype = sdt, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
+        .rdispls = displs, .rdtype = rdt, .root = root };
+
+    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, NULL == rcounts ? "gather" : "gatherv", &a, &go_dev);
+    if (MPI_SUCCESS != ret || go_dev < 0) {
+        return ret;   /* an error, or queued */
     }
 
     if (!rdev && !sdev) {
@@ -397,10 +405,6 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
                                        in_place ? 0 : (size_t) scount * sg.size, (char *) rbuf,
                                        len, displ)) {
             plan.ll_bytes = NULL != rcounts ? 0 : is_root ? len[0] : (size_t) scount * sg.size;
-            const mca_coll_gpu_args_t a = {
-                .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_GATHER : MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .scount = scount,
-                .sdtype = sdt, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
-                .rdispls = displs, .rdtype = rdt, .root = root };
             ret = gpu_run_plan(m, NULL == rcounts ? "gather" : "gatherv", &plan, &a, req, &ran);
             if (ran) {
                 return ret;
@@ -432,9 +436,14 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
     size_t len[GPU_MAX_PEERS] = { 0 }, displ[GPU_MAX_PEERS] = { 0 };
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, rdev && (sdev || !is_root), req, NULL == scounts ? "scatter" : "scatterv", &go_dev);
-    if (MPI_SUCCESS != ret) {
-        return ret;
+    const mca_coll_gpu_args_t a = {
+        .kind = NULL == scounts ? MCA_COLL_GPU_ARGS_SCATTER : MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf,
+        .scount = scount, .scounts = scounts, .sdispls = displs, .sdtype = sdt,
+        .rbuf = rbuf, .rcount = rcount, .rdtype = rdt, .root = root };
+
+    ret = mca_coll_gpu_kind_agree(m, rdev && (sdev || !is_root), req, NULL == scounts ? "scatter" : "scatterv", &a, &go_dev);
+    if (MPI_SUCCESS != ret || go_dev < 0) {
+        return ret;   /* an error, or queued */
     }
 
     if (!rdev && !sdev) {
@@ -459,10 +468,6 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
                                         in_place ? NULL : (char *) rbuf + rg.lb,
                                         in_place ? 0 : (size_t) rcount * rg.size)) {
             plan.ll_bytes = NULL != scounts ? 0 : is_root ? len[0] : (size_t) rcount * rg.size;
-            const mca_coll_gpu_args_t a = {
-                .kind = NULL == scounts ? MCA_COLL_GPU_ARGS_SCATTER : MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf,
-                .scount = scount, .scounts = scounts, .sdispls = displs, .sdtype = sdt,
-                .rbuf = rbuf, .rcount = rcount, .rdtype = rdt, .root = root };
             ret = gpu_run_plan(m, NULL == scounts ? "scatter" : "scatterv", &plan, &a, req, &ran);
             if (ran) {
                 return ret;

@@ -37,9 +37,13 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
     gpu_op_t gop;
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, "reduce", &go_dev);
-    if (MPI_SUCCESS != ret) {
-        return ret;
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
+        .rcount = count, .rdtype = dtype, .op = op,
+        .root = root };
+
+    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, "reduce", &a, &go_dev);
+    if (MPI_SUCCESS != ret || go_dev < 0) {
+        return ret;   /* an error, or queued */
     }
 
     if (!rdev && !sdev) {
@@ -62,9 +66,6 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
         GPU_OK == gpu_plan_reduce(&plan, rank, ompi_comm_size(comm), root,
                                   in_place ? NULL : (const char *) sbuf, (char *) rbuf,
                                   (size_t) count * gpu_dtype_size(dt))) {
-        const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
-                                         .rcount = count, .rdtype = dtype, .op = op,
-                                         .root = root };
         ret = gpu_run_reduce_plan(m, "reduce", &plan, gop, dt, &a, req, &ran);
         if (ran) {
             return ret;
@@ -89,9 +90,13 @@ static int gpu_scan_any(const void *sbuf, void *rbuf, int count, struct ompi_dat
     gpu_op_t gop;
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, exclusive ? "exscan" : "scan", &go_dev);
-    if (MPI_SUCCESS != ret) {
-        return ret;
+    const mca_coll_gpu_args_t a = { .kind = exclusive ? MCA_COLL_GPU_ARGS_EXSCAN : MCA_COLL_GPU_ARGS_SCAN,
+        .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
+        .rdtype = dtype, .op = op };
+
+    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, exclusive ? "exscan" : "scan", &a, &go_dev);
+    if (MPI_SUCCESS != ret || go_dev < 0) {
+        return ret;   /* an error, or queued */
     }
 
     if (!rdev && !sdev) {
@@ -111,9 +116,6 @@ static int gpu_scan_any(const void *sbuf, void *rbuf, int count, struct ompi_dat
         GPU_OK == gpu_plan_scan(&plan, ompi_comm_rank(comm), ompi_comm_size(comm),
                                 in_place ? NULL : (const char *) sbuf, (char *) rbuf,
                                 (size_t) count * gpu_dtype_size(dt), exclusive)) {
-        const mca_coll_gpu_args_t a = { .kind = exclusive ? MCA_COLL_GPU_ARGS_EXSCAN : MCA_COLL_GPU_ARGS_SCAN,
-                                         .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
-                                         .rdtype = dtype, .op = op };
         ret = gpu_run_reduce_plan(m, exclusive ? "exscan" : "scan", &plan, gop, dt, &a, req,
                                   &ran);
         if (ran) {
@@ -143,9 +145,14 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
     gpu_op_t gop;
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, NULL == rcounts ? "reduce_scatter_block" : "reduce_scatter", &go_dev);
-    if (MPI_SUCCESS != ret) {
-        return ret;
+    const mca_coll_gpu_args_t a = {
+        .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK : MCA_COLL_GPU_ARGS_REDUCE_SCATTER,
+        .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
+        .rdtype = dtype, .op = op };
+
+    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, NULL == rcounts ? "reduce_scatter_block" : "reduce_scatter", &a, &go_dev);
+    if (MPI_SUCCESS != ret || go_dev < 0) {
+        return ret;   /* an error, or queued */
     }
 
     if (!rdev && !sdev) {
@@ -182,10 +189,6 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
         }
         if (GPU_OK == gpu_plan_reduce_scatterv(&plan, ompi_comm_rank(comm), n, (const char *) sbuf,
                                                (char *) rbuf, len, displ)) {
-            const mca_coll_gpu_args_t a = {
-                .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK : MCA_COLL_GPU_ARGS_REDUCE_SCATTER,
-                .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
-                .rdtype = dtype, .op = op };
             ret = gpu_run_reduce_plan(m, NULL == rcounts ? "reduce_scatter_block"
                                                          : "reduce_scatter",
                                       &plan, gop, dt, &a, req, &ran);

@@ -107,16 +107,18 @@ int mca_coll_gpu_persistent_progress(void)
 static int gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                           ompi_request_t **q);
 
-int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int force,
                             ompi_request_t **q)
 {
     int ret;
-    /* the call was counted when it was started (a restart), or a persistent
-     * round is not counted at all: a host-buffer persistent request is the
-     * previous module's, whose starts this module never sees */
+    /* the call was counted when it was started (a restart, a queued call),
+     * or a persistent round is not counted at all: a host-buffer persistent
+     * request is the previous module's, whose starts this module never sees */
     m->kskip = 1;
+    m->kforce = force;
     ret = gpu_args_issue(m, a, q);
     m->kskip = 0;
+    m->kforce = -1;
     return ret;
 }
 
@@ -168,6 +170,11 @@ static int gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a
     case MCA_COLL_GPU_ARGS_SCATTERV:
         return mod->coll_iscatterv(a->sbuf, a->scounts, a->sdispls, a->sdtype, a->rbuf, a->rcount,
                                    a->rdtype, a->root, comm, q, mod);
+    case MCA_COLL_GPU_ARGS_ALLTOALLW:
+        return mod->coll_ialltoallw(a->sbuf, a->scounts, a->sdispls, a->sdtypes, a->rbuf,
+                                    a->rcounts, a->rdispls, a->rdtypes, comm, q, mod);
+    case MCA_COLL_GPU_ARGS_BARRIER:
+        return mod->coll_ibarrier(comm, q, mod);
     }
     return MPI_ERR_INTERN;
 }
@@ -182,7 +189,7 @@ static int gpu_preq_start(size_t count, ompi_request_t **requests)
         r->super.super.req_complete = REQUEST_PENDING;
         r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
         r->round = NULL;
-        ret = mca_coll_gpu_args_issue(r->module, &r->args, &r->round);
+        ret = mca_coll_gpu_args_issue(r->module, &r->args, -1, &r->round);
         if (MPI_SUCCESS != ret || NULL == r->round) {
             r->super.super.req_state = OMPI_REQUEST_INACTIVE;
             r->super.super.req_complete = REQUEST_COMPLETED;

@@ -27,6 +27,7 @@
 #include "opal/util/show_help.h"
 #include "ompi/constants.h"
 #include "ompi/request/request.h"
+#include "util/gpu_clock.h"
 
 typedef struct mca_coll_gpu_request_t {
     mca_coll_gpu_nbc_request_t super;   /* first: Open MPI casts to it */
@@ -39,6 +40,16 @@ typedef struct mca_coll_gpu_request_t {
     mca_coll_gpu_args_t args;       /* the MPI call, to start again if the setup fails */
     ompi_request_t *inner;          /* that start's request */
     int inner_err;
+    /* queued for its start (mca_coll_gpu_request_queue): the state, the
+     * call whose kinds it waits for, until when, the kind decided, the
+     * peer that did not come; detached: left the module's queue once
+     * started, and completes with its inner request */
+    int kstate;
+    uint64_t kcall;
+    double kdeadline;
+    int kforce;
+    int kfail_peer;
+    int detached;
     mca_coll_gpu_call_t call;
     gpu_xchg_plan_t plan;           /* call.plan points here */
     mca_coll_gpu_trace_t trace;
@@ -48,6 +59,8 @@ typedef struct mca_coll_gpu_request_t {
 } mca_coll_gpu_request_t;
 
 OBJ_CLASS_INSTANCE(mca_coll_gpu_request_t, ompi_request_t, NULL, NULL);
+
+enum { GPU_KS_NONE = 0, GPU_KS_WAIT, GPU_KS_READY, GPU_KS_ISSUING, GPU_KS_STARTED };
 
 static mca_coll_gpu_request_t *mca_coll_gpu_pending_head, *mca_coll_gpu_pending_tail;
 static int mca_coll_gpu_progress_registered;
@@ -151,11 +164,57 @@ static void mca_coll_gpu_setups_progress(void)
 }
 
 /* What a pass can do for the head request of its communicator. */
+/* A queued call: learn the kinds, have the pass start it (restarts
+ * below), then complete with what it started. */
+static gpu_status_t mca_coll_gpu_request_kind_advance(mca_coll_gpu_request_t *r)
+{
+    mca_coll_gpu_module_t *m = r->module;
+
+    if (GPU_KS_WAIT == r->kstate) {
+        int all_dev, peer = -1;
+        const gpu_status_t st = mca_coll_gpu_kind_peek(m, r->kcall, &all_dev, &peer);
+        if (GPU_INPROGRESS == st) {
+            const double now = gpu_clock_now(), t = mca_coll_gpu_component.timeout;
+            if (0.0 == r->kdeadline) {
+                r->kdeadline = now + (t > 0 ? t : 60.0);
+                return GPU_INPROGRESS;
+            }
+            if (now <= r->kdeadline) {
+                return GPU_INPROGRESS;
+            }
+        }
+        if (GPU_OK != st) {
+            r->kfail_peer = peer;
+            --m->kq;
+            r->kstate = GPU_KS_NONE;
+            return GPU_INPROGRESS == st ? GPU_ERR_TIMEOUT : st;
+        }
+        r->kforce = all_dev;
+        r->kstate = GPU_KS_READY;
+    }
+    if (GPU_KS_READY == r->kstate) {
+        r->kstate = GPU_KS_ISSUING;     /* the pass starts it, lock let go */
+        r->restart = 1;
+        return GPU_INPROGRESS;
+    }
+    if (GPU_KS_STARTED == r->kstate && (NULL == r->inner || REQUEST_COMPLETE(r->inner))) {
+        if (NULL != r->inner) {
+            r->inner_err = r->inner->req_status.MPI_ERROR;
+            (void) ompi_request_free(&r->inner);
+        }
+        return GPU_OK;
+    }
+    return GPU_INPROGRESS;
+}
+
 static gpu_status_t mca_coll_gpu_request_advance(mca_coll_gpu_request_t *r)
 {
     mca_coll_gpu_module_t *m = r->module;
     gpu_status_t st;
 
+    if (GPU_KS_NONE != r->kstate) {
+        return mca_coll_gpu_request_kind_advance(r);
+    }
     if (MCA_COLL_GPU_BOOT_SETUP == m->boot) {
         return GPU_INPROGRESS;
     }
@@ -192,14 +251,16 @@ static void mca_coll_gpu_request_done(mca_coll_gpu_request_t *r, gpu_status_t st
 {
     mca_coll_gpu_module_t *m = r->module;
 
-    m->q_head = r->q_next;
-    if (NULL == m->q_head) {
-        m->q_tail = NULL;
+    if (!r->detached) {
+        m->q_head = r->q_next;
+        if (NULL == m->q_head) {
+            m->q_tail = NULL;
+        }
     }
     if (0 != r->restart) {
         r->super.super.req_status.MPI_ERROR = r->inner_err;
     } else if (GPU_OK != st) {
-        const int peer = mca_coll_gpu_failed_peer(m, st);
+        const int peer = r->kfail_peer >= 0 ? r->kfail_peer : mca_coll_gpu_failed_peer(m, st);
         /* the communicator may be freed already: its name was kept */
         mca_coll_gpu_show_help("nonblocking-failed", r->engine.what, gpu_status_string(st));
         r->super.super.req_status.MPI_ERROR = mca_coll_gpu_error(r->comm_name, r->engine.what,
@@ -234,14 +295,34 @@ static void mca_coll_gpu_restarts(void)
     }
     OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
     for (int i = 0; i < n; ++i) {
+        mca_coll_gpu_request_t *r = todo[i];
+        mca_coll_gpu_module_t *m = r->module;
         ompi_request_t *inner = NULL;
-        const int ret = mca_coll_gpu_args_issue(todo[i]->module, &todo[i]->args, &inner);
-        todo[i]->inner_err = ret;
-        todo[i]->inner = MPI_SUCCESS == ret ? inner : NULL;
+        int ret;
+        /* a queued call that goes to the GPU takes this one's place at
+         * the head of the queue: the calls queued after it come after it */
+        m->kreissue = GPU_KS_ISSUING == r->kstate ? r : NULL;
+        ret = mca_coll_gpu_args_issue(m, &r->args, GPU_KS_ISSUING == r->kstate ? r->kforce : -1,
+                                      &inner);
+        m->kreissue = NULL;
+        r->inner_err = ret;
+        r->inner = MPI_SUCCESS == ret ? inner : NULL;
     }
     OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
     for (int i = 0; i < n; ++i) {
-        todo[i]->restart = 2;
+        mca_coll_gpu_request_t *r = todo[i];
+        mca_coll_gpu_module_t *m = r->module;
+        r->restart = 2;
+        if (GPU_KS_ISSUING == r->kstate) {
+            /* started: the next queued call may go (it is at the head) */
+            r->kstate = GPU_KS_STARTED;
+            --m->kq;
+            r->detached = 1;
+            m->q_head = r->q_next;
+            if (NULL == m->q_head) {
+                m->q_tail = NULL;
+            }
+        }
     }
 }
 
@@ -263,7 +344,7 @@ static int mca_coll_gpu_progress(void)
     for (r = mca_coll_gpu_pending_head; NULL != r; r = next) {
         gpu_status_t st = GPU_INPROGRESS;
         next = r->next;
-        if (r == r->module->q_head) {
+        if (r == r->module->q_head || r->detached) {
             st = mca_coll_gpu_request_advance(r);
         }
         if (GPU_INPROGRESS == st) {
@@ -350,6 +431,12 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     r->has_args = 0;
     r->inner = NULL;
     r->inner_err = MPI_SUCCESS;
+    r->kstate = GPU_KS_NONE;
+    r->kcall = 0;
+    r->kdeadline = 0.0;
+    r->kforce = -1;
+    r->kfail_peer = -1;
+    r->detached = 0;
     r->next = NULL;
     r->q_next = NULL;
     r->engine.event = NULL;
@@ -383,13 +470,49 @@ void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
         mca_coll_gpu_pending_tail->next = r;
     }
     mca_coll_gpu_pending_tail = r;
-    if (NULL == m->q_tail) {
+    if (NULL != m->kreissue) {
+        /* a queued call re-issued to the GPU: right behind its queue entry,
+         * which leaves the queue once this is in */
+        r->q_next = m->kreissue->q_next;
+        m->kreissue->q_next = r;
+        if (m->q_tail == m->kreissue) {
+            m->q_tail = r;
+        }
+    } else if (NULL == m->q_tail) {
         m->q_head = r;
+        m->q_tail = r;
     } else {
         m->q_tail->q_next = r;
+        m->q_tail = r;
     }
-    m->q_tail = r;
     OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+}
+
+int mca_coll_gpu_request_queue(mca_coll_gpu_module_t *m, ompi_request_t **request,
+                               const mca_coll_gpu_args_t *a, const char *what, uint64_t call,
+                               int wait)
+{
+    mca_coll_gpu_request_t *r;
+    mca_coll_gpu_trace_t trace;
+    const int ret = mca_coll_gpu_request_start(m, request, &r);
+
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
+    r->args = *a;
+    r->has_args = 1;
+    r->kcall = call;
+    r->kstate = wait ? GPU_KS_WAIT : GPU_KS_READY;
+    r->kforce = wait ? -1 : 0;
+    snprintf(r->engine.what, sizeof(r->engine.what), "%s", what);
+    mca_coll_gpu_trace_begin(&trace, what, 0, "queued for the peers' memory kinds");
+    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+    ++m->kq;
+    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    mca_coll_gpu_request_commit(r, 1, &trace);
+    GPU_LOG(50, "%s on %s queued (call %llu, %s)", what, m->comm->c_name,
+            (unsigned long long) call, wait ? "waits for the kinds" : "waits for its turn");
+    return MPI_SUCCESS;
 }
 
 int mca_coll_gpu_request_defer(mca_coll_gpu_request_t *r, const mca_coll_gpu_call_t *call)

@@ -6,7 +6,10 @@
  * result.  Each pattern runs every blocking collective on a communicator
  * of its own, then all patterns again in turns on one communicator (the
  * ranks' kinds change call by call, more often than the kind board keeps
- * change points), and once with all device buffers as the control.
+ * change points), and once with all device buffers as the control.  Then
+ * the same nonblocking: all nine plus an Ibarrier in flight at once, one
+ * rank starting late in turns, and on two communicators started in
+ * opposite orders.
  *
  *   test_gpu_mixed [mixed] [bytes]     prints "N passed, N failed" on rank 0
  */
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -93,97 +97,201 @@ static float sum(int lo, int hi, size_t i, int t)
     return s;
 }
 
-/* every blocking collective once with this rank's send and receive kinds;
- * returns the number of wrong elements */
-static long run_all(MPI_Comm c, int sk, int rk, size_t n, int t)
-{
-    const int me = wrank, np = wsize, root = (t / 16) % np;
-    long bad = 0;
-    float *s = alloc(sk, n * np), *r = alloc(rk, n * np), *h;
+/* The nine collectives, each with buffers of its own so that they can all
+ * be in flight at once. */
+enum { C_ALLREDUCE, C_BCAST, C_REDUCE, C_ALLGATHER, C_ALLTOALL, C_RSB, C_GATHER, C_SCATTER,
+       C_SCAN, NCOLL };
 
-    /* allreduce */
-    fill(s, n, me, t); fill(r, n, -1, 0);
-    MPI_Allreduce(s, r, (int) n, MPI_FLOAT, MPI_SUM, c);
-    h = fetch(r, n);
-    for (size_t i = 0; i < n; ++i) bad += h[i] != sum(0, np, i, t);
-    free(h);
-    /* bcast from root (receive-side buffer: the rank's receive kind) */
-    fill(r, n, me == root ? root : -1, t + 1);
-    MPI_Bcast(r, (int) n, MPI_FLOAT, root, c);
-    h = fetch(r, n);
-    for (size_t i = 0; i < n; ++i) bad += h[i] != val(root, i, t + 1);
-    free(h);
-    /* reduce to root */
-    fill(s, n, me, t + 2); fill(r, n, -1, 0);
-    MPI_Reduce(s, r, (int) n, MPI_FLOAT, MPI_SUM, root, c);
-    if (me == root) {
-        h = fetch(r, n);
-        for (size_t i = 0; i < n; ++i) bad += h[i] != sum(0, np, i, t + 2);
-        free(h);
+/* host image of what this rank sends for collective k of input t */
+static void input(int k, float *hs, size_t n, int t, int root)
+{
+    const int me = wrank, np = wsize;
+    for (int q = 0; q < np; ++q) {
+        for (size_t i = 0; i < n; ++i) {
+            float v = val(me, i, t);
+            if (C_ALLTOALL == k) {
+                v = val(me * np + q, i, t);       /* block q goes to rank q */
+            } else if (C_RSB == k) {
+                v = val(me, q * n + i, t);        /* block q is summed on rank q */
+            } else if (C_SCATTER == k) {
+                v = val(q, i, t);                 /* the root's block q */
+            } else if (C_BCAST == k) {
+                v = me == root ? val(root, i, t) : -12345.0f;
+            }
+            hs[q * n + i] = v;
+        }
     }
-    /* allgather */
-    fill(s, n, me, t + 3); fill(r, n * np, -1, 0);
-    MPI_Allgather(s, (int) n, MPI_FLOAT, r, (int) n, MPI_FLOAT, c);
-    h = fetch(r, n * np);
-    for (int q = 0; q < np; ++q)
-        for (size_t i = 0; i < n; ++i) bad += h[q * n + i] != val(q, i, t + 3);
-    free(h);
-    /* alltoall: block q of my send buffer is val(me * np + q) */
-    {
-        float *hs = malloc(n * np * sizeof(float));
+}
+
+/* wrong elements of collective k's result h */
+static long check(int k, const float *h, size_t n, int t, int root)
+{
+    const int me = wrank, np = wsize;
+    long bad = 0;
+    switch (k) {
+    case C_ALLREDUCE: for (size_t i = 0; i < n; ++i) bad += h[i] != sum(0, np, i, t); break;
+    case C_BCAST: for (size_t i = 0; i < n; ++i) bad += h[i] != val(root, i, t); break;
+    case C_REDUCE:
+        if (me == root) for (size_t i = 0; i < n; ++i) bad += h[i] != sum(0, np, i, t);
+        break;
+    case C_ALLGATHER:
         for (int q = 0; q < np; ++q)
-            for (size_t i = 0; i < n; ++i) hs[q * n + i] = val(me * np + q, i, t + 4);
-        CK(cudaMemcpy(s, hs, n * np * sizeof(float), cudaMemcpyDefault));
-        free(hs);
-    }
-    fill(r, n * np, -1, 0);
-    MPI_Alltoall(s, (int) n, MPI_FLOAT, r, (int) n, MPI_FLOAT, c);
-    h = fetch(r, n * np);
-    for (int q = 0; q < np; ++q)
-        for (size_t i = 0; i < n; ++i) bad += h[q * n + i] != val(q * np + me, i, t + 4);
-    free(h);
-    /* reduce_scatter_block: my block is the sum of everyone's block me */
-    {
-        float *hs = malloc(n * np * sizeof(float));
+            for (size_t i = 0; i < n; ++i) bad += h[q * n + i] != val(q, i, t);
+        break;
+    case C_ALLTOALL:
         for (int q = 0; q < np; ++q)
-            for (size_t i = 0; i < n; ++i) hs[q * n + i] = val(me, q * n + i, t + 5);
-        CK(cudaMemcpy(s, hs, n * np * sizeof(float), cudaMemcpyDefault));
-        free(hs);
+            for (size_t i = 0; i < n; ++i) bad += h[q * n + i] != val(q * np + me, i, t);
+        break;
+    case C_RSB: for (size_t i = 0; i < n; ++i) bad += h[i] != sum(0, np, me * n + i, t); break;
+    case C_GATHER:
+        if (me == root)
+            for (int q = 0; q < np; ++q)
+                for (size_t i = 0; i < n; ++i) bad += h[q * n + i] != val(q, i, t);
+        break;
+    case C_SCATTER: for (size_t i = 0; i < n; ++i) bad += h[i] != val(me, i, t); break;
+    case C_SCAN: for (size_t i = 0; i < n; ++i) bad += h[i] != sum(0, me + 1, i, t); break;
     }
-    fill(r, n, -1, 0);
-    MPI_Reduce_scatter_block(s, r, (int) n, MPI_FLOAT, MPI_SUM, c);
-    h = fetch(r, n);
-    for (size_t i = 0; i < n; ++i) bad += h[i] != sum(0, np, me * n + i, t + 5);
-    free(h);
-    /* gather to root, scatter from root */
-    fill(s, n, me, t + 6); fill(r, n * np, -1, 0);
-    MPI_Gather(s, (int) n, MPI_FLOAT, r, (int) n, MPI_FLOAT, root, c);
-    if (me == root) {
-        h = fetch(r, n * np);
-        for (int q = 0; q < np; ++q)
-            for (size_t i = 0; i < n; ++i) bad += h[q * n + i] != val(q, i, t + 6);
-        free(h);
+    return bad;
+}
+
+/* start collective k (blocking when req is NULL) */
+static void start(int k, float *s, float *r, size_t n, int root, MPI_Comm c, MPI_Request *req)
+{
+    const int cn = (int) n;
+#define GO(blk, nb) (NULL == req ? (void) (blk) : (void) (nb))
+    switch (k) {
+    case C_ALLREDUCE:
+        GO(MPI_Allreduce(s, r, cn, MPI_FLOAT, MPI_SUM, c),
+           MPI_Iallreduce(s, r, cn, MPI_FLOAT, MPI_SUM, c, req)); break;
+    case C_BCAST:
+        GO(MPI_Bcast(r, cn, MPI_FLOAT, root, c), MPI_Ibcast(r, cn, MPI_FLOAT, root, c, req));
+        break;
+    case C_REDUCE:
+        GO(MPI_Reduce(s, r, cn, MPI_FLOAT, MPI_SUM, root, c),
+           MPI_Ireduce(s, r, cn, MPI_FLOAT, MPI_SUM, root, c, req)); break;
+    case C_ALLGATHER:
+        GO(MPI_Allgather(s, cn, MPI_FLOAT, r, cn, MPI_FLOAT, c),
+           MPI_Iallgather(s, cn, MPI_FLOAT, r, cn, MPI_FLOAT, c, req)); break;
+    case C_ALLTOALL:
+        GO(MPI_Alltoall(s, cn, MPI_FLOAT, r, cn, MPI_FLOAT, c),
+           MPI_Ialltoall(s, cn, MPI_FLOAT, r, cn, MPI_FLOAT, c, req)); break;
+    case C_RSB:
+        GO(MPI_Reduce_scatter_block(s, r, cn, MPI_FLOAT, MPI_SUM, c),
+           MPI_Ireduce_scatter_block(s, r, cn, MPI_FLOAT, MPI_SUM, c, req)); break;
+    case C_GATHER:
+        GO(MPI_Gather(s, cn, MPI_FLOAT, r, cn, MPI_FLOAT, root, c),
+           MPI_Igather(s, cn, MPI_FLOAT, r, cn, MPI_FLOAT, root, c, req)); break;
+    case C_SCATTER:
+        GO(MPI_Scatter(s, cn, MPI_FLOAT, r, cn, MPI_FLOAT, root, c),
+           MPI_Iscatter(s, cn, MPI_FLOAT, r, cn, MPI_FLOAT, root, c, req)); break;
+    case C_SCAN:
+        GO(MPI_Scan(s, r, cn, MPI_FLOAT, MPI_SUM, c),
+           MPI_Iscan(s, r, cn, MPI_FLOAT, MPI_SUM, c, req)); break;
     }
-    if (me == root) {
-        float *hs = malloc(n * np * sizeof(float));
-        for (int q = 0; q < np; ++q)
-            for (size_t i = 0; i < n; ++i) hs[q * n + i] = val(q, i, t + 7);
-        CK(cudaMemcpy(s, hs, n * np * sizeof(float), cudaMemcpyDefault));
-        free(hs);
+#undef GO
+}
+
+/* buffers of collective k: send with kind sk, receive with kind rk; the
+ * input written, the output poisoned */
+static void prepare(int k, int sk, int rk, size_t n, int t, int root, float **s, float **r)
+{
+    const size_t tot = n * (size_t) wsize;
+    float *hs = malloc(tot * sizeof(float));
+    *s = alloc(sk, tot);
+    *r = alloc(rk, tot);
+    input(k, hs, n, t, root);
+    CK(cudaMemcpy(*s, hs, tot * sizeof(float), cudaMemcpyDefault));
+    if (C_BCAST == k) {
+        CK(cudaMemcpy(*r, hs, tot * sizeof(float), cudaMemcpyDefault));
+    } else {
+        fill(*r, tot, -1, 0);
     }
-    fill(r, n, -1, 0);
-    MPI_Scatter(s, (int) n, MPI_FLOAT, r, (int) n, MPI_FLOAT, root, c);
-    h = fetch(r, n);
-    for (size_t i = 0; i < n; ++i) bad += h[i] != val(me, i, t + 7);
-    free(h);
-    /* inclusive scan */
-    fill(s, n, me, t + 8); fill(r, n, -1, 0);
-    MPI_Scan(s, r, (int) n, MPI_FLOAT, MPI_SUM, c);
-    h = fetch(r, n);
-    for (size_t i = 0; i < n; ++i) bad += h[i] != sum(0, me + 1, i, t + 8);
+    free(hs);
+}
+
+static long finish(int k, int sk, int rk, size_t n, int t, int root, float *s, float *r)
+{
+    float *h = fetch(r, n * (size_t) wsize);
+    const long bad = check(k, h, n, t, root);
     free(h);
     release(sk, s);
     release(rk, r);
+    return bad;
+}
+
+/* every collective once, blocking, with this rank's send and receive
+ * kinds; returns the number of wrong elements */
+static long run_all(MPI_Comm c, int sk, int rk, size_t n, int t)
+{
+    const int root = (t / 16) % wsize;
+    long bad = 0;
+    for (int k = 0; k < NCOLL; ++k) {
+        float *s, *r;
+        prepare(k, sk, rk, n, t + k, root, &s, &r);
+        start(k, s, r, n, root, c, NULL);
+        bad += finish(k, sk, rk, n, t + k, root, s, r);
+    }
+    return bad;
+}
+
+/* The same nonblocking, all nine in flight at once with an Ibarrier among
+ * them; late: the rank that starts them a few milliseconds after the
+ * others (the early device ranks then find the peers' kinds not yet
+ * posted and queue their calls). */
+static long run_all_nb(MPI_Comm c, int sk, int rk, size_t n, int t, int late)
+{
+    const int root = (t / 16) % wsize;
+    float *s[NCOLL], *r[NCOLL];
+    MPI_Request req[NCOLL + 1];
+    long bad = 0;
+
+    for (int k = 0; k < NCOLL; ++k) {
+        prepare(k, sk, rk, n, t + k, root, &s[k], &r[k]);
+    }
+    if (wrank == late) {
+        struct timespec ts = { 0, 3000000 };
+        nanosleep(&ts, NULL);
+    }
+    for (int k = 0; k < NCOLL; ++k) {
+        start(k, s[k], r[k], n, root, c, &req[k]);
+        if (4 == k) {
+            MPI_Ibarrier(c, &req[NCOLL]);
+        }
+    }
+    MPI_Waitall(NCOLL + 1, req, MPI_STATUSES_IGNORE);
+    for (int k = 0; k < NCOLL; ++k) {
+        bad += finish(k, sk, rk, n, t + k, root, s[k], r[k]);
+    }
+    return bad;
+}
+
+/* Two communicators with mixed kinds, started in opposite orders by rank
+ * 0 and the others, a blocking host allreduce on a third between them
+ * (legal: MPI orders collectives per communicator only). */
+static long run_crossed(MPI_Comm a, MPI_Comm b, MPI_Comm w, int sk, int rk, size_t n, int t)
+{
+    float *s[2], *r[2];
+    MPI_Request req[2];
+    int one = 1, all = 0;
+    long bad = 0;
+
+    for (int i = 0; i < 2; ++i) {
+        prepare(C_ALLREDUCE, sk, rk, n, t + i, 0, &s[i], &r[i]);
+    }
+    if (0 == wrank) {
+        start(C_ALLREDUCE, s[0], r[0], n, 0, a, &req[0]);
+        MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, w);
+        start(C_ALLREDUCE, s[1], r[1], n, 0, b, &req[1]);
+    } else {
+        start(C_ALLREDUCE, s[1], r[1], n, 0, b, &req[1]);
+        MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, w);
+        start(C_ALLREDUCE, s[0], r[0], n, 0, a, &req[0]);
+    }
+    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    bad += all != wsize;
+    for (int i = 0; i < 2; ++i) {
+        bad += finish(C_ALLREDUCE, sk, rk, n, t + i, 0, s[i], r[i]);
+    }
     return bad;
 }
 
@@ -239,16 +347,64 @@ int main(int argc, char **argv)
     }
     /* the kinds change from call to call on one communicator */
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    /* large messages: fewer rounds (the host reference dominates); the
+     * change-point history is exercised at small sizes */
+    const int big = n * 4 >= (1 << 20), rounds = big ? 12 : 40, nb_rounds = big ? 6 : 24;
     long bad = 0;
-    for (int it = 0; it < 40; ++it) {
+    for (int it = 0; it < rounds; ++it) {
         int sk, rk;
         kinds(it % NPAT, &sk, &rk);
         bad += run_all(c, sk, rk, n, 16 * it + 3);
     }
-    snprintf(what, sizeof(what), "all patterns in turns on one communicator, 40 rounds of 9 "
-             "collectives, %zu B", n * 4);
+    snprintf(what, sizeof(what), "all patterns in turns on one communicator, %d rounds of 9 "
+             "collectives, %zu B", rounds, n * 4);
     record(0 == bad, what);
     MPI_Comm_free(&c);
+    /* nonblocking: each pattern, the ranks late in turns */
+    for (int p = 0; p < NPAT; ++p) {
+        int sk, rk;
+        long nbad = 0;
+        kinds(p, &sk, &rk);
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        for (int it = 0; it < (big ? wsize : 2 * wsize); ++it) {
+            nbad += run_all_nb(c, sk, rk, n, 16 * (p + it) + 5, it % wsize);
+        }
+        snprintf(what, sizeof(what), "nonblocking: %s, %d rounds of 9 collectives + ibarrier in "
+                 "flight at once, each rank late in turn, %zu B", pname[p],
+                 big ? wsize : 2 * wsize, n * 4);
+        record(0 == nbad, what);
+        MPI_Comm_free(&c);
+    }
+    /* nonblocking, the kinds changing call by call on one communicator */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    bad = 0;
+    for (int it = 0; it < nb_rounds; ++it) {
+        int sk, rk;
+        kinds(it % NPAT, &sk, &rk);
+        bad += run_all_nb(c, sk, rk, n, 16 * it + 7, (it / NPAT) % wsize);
+    }
+    snprintf(what, sizeof(what), "nonblocking: all patterns in turns on one communicator, %d "
+             "rounds, %zu B", nb_rounds, n * 4);
+    record(0 == bad, what);
+    MPI_Comm_free(&c);
+    /* nonblocking on two communicators in opposite orders, mixed kinds */
+    {
+        MPI_Comm ca, cb;
+        MPI_Comm_dup(MPI_COMM_WORLD, &ca);
+        MPI_Comm_dup(MPI_COMM_WORLD, &cb);
+        bad = 0;
+        for (int p = 0; p < NPAT; ++p) {
+            int sk, rk;
+            kinds(p, &sk, &rk);
+            bad += run_crossed(ca, cb, MPI_COMM_WORLD, sk, rk, n, 16 * p + 9);
+        }
+        snprintf(what, sizeof(what), "nonblocking allreduce on two communicators started in "
+                 "opposite orders, a blocking host allreduce between, all patterns, %zu B",
+                 n * 4);
+        record(0 == bad, what);
+        MPI_Comm_free(&ca);
+        MPI_Comm_free(&cb);
+    }
     if (0 == wrank) {
         printf("test_gpu_mixed (%d ranks): %d passed, %d failed\n", wsize, npass, nfail);
     }
