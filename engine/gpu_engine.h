@@ -84,6 +84,11 @@ void gpu_engine_device_leave(gpu_engine_comm_t *comm);
 
 /* Blocking calls run as host-paced rounds, no device wait (ranks share a GPU). */
 int gpu_engine_paced(const gpu_engine_comm_t *comm);
+/* ...because ranks time-slice one GPU without MPS (the default's choice,
+ * the same on every rank): there every GPU operation of a rank waits for a
+ * context switch, so the fewest operations win (the component stages small
+ * allreduces through host copies then). */
+int gpu_engine_shared_nomps(const gpu_engine_comm_t *comm);
 /* Does this call run as host-paced rounds: a blocking one, of a plan
  * without relays (NULL: an allreduce), with a peer to pace against?  The
  * resident kernel, where it takes the call, comes first. */

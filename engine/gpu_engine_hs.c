@@ -65,6 +65,12 @@ int gpu_engine_hs_wanted(const gpu_engine_comm_t *c)
     return c->p.paced >= 0 ? c->p.paced > 0 : gpu_engine_gpu_shared(c) && !c->mps_all;
 }
 
+int gpu_engine_shared_nomps(const gpu_engine_comm_t *c)
+{
+    return NULL != c && c->hs_on && c->p.paced < 0 && !c->threads_any &&
+           gpu_engine_gpu_shared(c) && !c->mps_all;
+}
+
 int gpu_engine_paced(const gpu_engine_comm_t *c)
 {
     return NULL != c && c->hs_on;

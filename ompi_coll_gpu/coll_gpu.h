@@ -78,6 +78,7 @@ typedef struct mca_coll_gpu_component_t {
     double persist_idle_us;
     int paced;
     unsigned long paced_scratch_bytes;
+    unsigned long shared_staged_max;
     int nvtx;
     char *timing_file;
     char *topo_file;
@@ -461,6 +462,10 @@ int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *
     ompi_datatype_t *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm,
     mca_coll_base_module_t *module, ompi_request_t **req);
 void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m);
+/* Wait for a nonblocking staged call (or the previous module's own
+ * request) at most coll_gpu_timeout: its status, or a timeout error (the
+ * request is then left to progress, which drops its results). */
+int mca_coll_gpu_staged_wait(ompi_request_t **req, const char *comm_name, const char *what);
 /* The op a staged reduction hands the previous module: for a predefined op
  * one that folds with this project's functors (coll_gpu_hostop.c). */
 struct ompi_op_t *mca_coll_gpu_host_op(struct ompi_op_t *op);

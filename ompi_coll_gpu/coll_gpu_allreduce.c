@@ -50,6 +50,18 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
         call.out = rbuf;
         call.count = (size_t) count;
         call.args = &a;
+        /* ranks time-slicing one GPU without MPS: a small allreduce stages
+         * (fewer GPU operations, each waiting for a context switch), through
+         * the nonblocking form so that the wait stays bounded (a peer whose
+         * copy failed never joins the host algorithm) */
+        if (NULL == req && MCA_COLL_GPU_ALGO_AUTO == mca_coll_gpu_component.allreduce_algorithm &&
+            (size_t) count * gpu_dtype_size(call.dt) <= mca_coll_gpu_component.shared_staged_max &&
+            gpu_engine_shared_nomps(m->engine)) {
+            ompi_request_t *inner = NULL;
+            ret = mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m, &inner);
+            return MPI_SUCCESS != ret ? ret
+                                      : mca_coll_gpu_staged_wait(&inner, comm->c_name, "allreduce");
+        }
         ret = mca_coll_gpu_native_run(m, &call, req, &ran);
         if (ran) {
             return ret;

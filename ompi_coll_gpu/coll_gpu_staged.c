@@ -19,6 +19,7 @@
 #include "opal/util/show_help.h"
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
+#include "util/gpu_clock.h"
 
 typedef struct {
     void *user;     /* the caller's buffer, as passed */
@@ -137,6 +138,7 @@ typedef struct gpu_sreq {
     ompi_request_t *inner;
     gpu_stage_t s, r;
     int user_freed;
+    int abandoned;              /* its caller timed out: no copy back */
     struct gpu_sreq *next;
 } gpu_sreq_t;
 
@@ -190,6 +192,7 @@ static int gpu_stage_finish(gpu_stage_t *s, gpu_stage_t *r, int ret, ompi_reques
     q->s = *s;
     q->r = *r;
     q->user_freed = 0;
+    q->abandoned = 0;
     OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
     q->next = gpu_sreq_active;
     gpu_sreq_active = q;
@@ -221,7 +224,8 @@ int mca_coll_gpu_staged_progress(void)
         const int status = q->inner->req_status.MPI_ERROR;
         GPU_LOG(50, "staged request %p: inner %p done", (void *) q, (void *) q->inner);
         (void) ompi_request_free(&q->inner);
-        q->super.super.req_status.MPI_ERROR = gpu_stage_done(&q->s, &q->r, status);
+        q->super.super.req_status.MPI_ERROR = gpu_stage_done(&q->s, &q->r,
+                                                             q->abandoned ? MPI_ERR_OTHER : status);
         if (q->user_freed) {
             gpu_sreq_release(q);
         } else {
@@ -230,6 +234,37 @@ int mca_coll_gpu_staged_progress(void)
         ++done;
     }
     return done;
+}
+
+int mca_coll_gpu_staged_wait(ompi_request_t **req, const char *comm_name, const char *what)
+{
+    const double t = mca_coll_gpu_component.timeout;
+    const double deadline = gpu_clock_now() + (t > 0 ? t : 60.0);
+    int done = 0, ret;
+
+    for (unsigned spins = 0;; ++spins) {
+        ret = ompi_request_test(req, &done, MPI_STATUS_IGNORE);
+        if (OMPI_SUCCESS != ret || done) {
+            return ret;   /* the request is freed */
+        }
+        if (0 == (spins & 255) && gpu_clock_now() > deadline) {
+            break;
+        }
+    }
+    /* a peer never came (or failed before it could): the host algorithm
+     * would wait for it forever.  The request stays with progress, which
+     * frees it (and the host copies) if it ever completes, without copying
+     * into the caller's buffers any more. */
+    {
+        gpu_sreq_t *q = (gpu_sreq_t *) *req;
+        OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
+        if (gpu_sreq_free == q->super.super.req_free && GPU_SREQ_MAGIC == q->magic) {
+            q->abandoned = 1;
+        }
+        OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+    }
+    (void) ompi_request_free(req);
+    return mca_coll_gpu_error(comm_name, what, GPU_ERR_TIMEOUT, -1);
 }
 
 static size_t gpu_v_extent(const int *counts, const int *displs, int n)

@@ -8,6 +8,7 @@
 # after the application's copies at every coll_gpu_stream_order, with a
 # negative control (order 0 must read stale data).
 # Usage: run_gpu_tests.sh BUILDDIR [--quick].  Ends with "N passed, N failed".
+# SKIP_HIER=1, ONLY_HIER=1, ONLY_SHARED=1 narrow it.
 B=${1:-$(pwd)}
 Q=$2
 MPIRUN=${MPIRUN:-mpirun}
@@ -30,6 +31,8 @@ hier:test_gpu_colls:2:$V:2 hier:test_gpu_colls:4:$V:2 hier:test_gpu_colls:3:$V:2
 hier:test_gpu_allreduce:2:$V:2:UCX_TLS=tcp,self hier:test_gpu_colls:4:--mca:coll:gpu:$V:2"
 [ "${SKIP_HIER:-0}" = 1 ] && HIER_CFGS=""
 [ "${ONLY_HIER:-0}" = 1 ] && ONLY=1
+# ONLY_SHARED=1: only the checks of ranks sharing a GPU (below)
+[ "${ONLY_SHARED:-0}" = 1 ] && { ONLY=1; HIER_CFGS=""; }
 for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 --mca coll gpu" \
            "test_gpu_allreduce 4 --mca coll_gpu_allreduce_algorithm twoshot" \
            "test_gpu_colls 2" "test_gpu_colls 4" "test_gpu_colls 2 --mca coll gpu" \
@@ -78,12 +81,16 @@ if [ -n "$HIER_CFGS" ]; then
   fi
   rm -rf "$tf"
 fi
-[ -n "${ONLY:-}" ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+[ -n "${ONLY:-}" ] && [ "${ONLY_SHARED:-0}" != 1 ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
 # 4 ranks on 2 GPUs: blocking calls took the host-paced rounds (the timing
-# file names the algorithm), and not with coll_gpu_paced 0
+# file names the algorithm; small allreduces stage by default there, so
+# coll_gpu_shared_staged_max 0), and not with coll_gpu_paced 0
 tf=$(mktemp -d)
 $MPIRUN --oversubscribe --bind-to none -np 4 --mca coll_gpu_timing_file "$tf/p" \
+  --mca coll_gpu_shared_staged_max 0 \
   "$B/test/bench/gpucoll_bench" -c allreduce -e 65536 -n 2 --no-nccl > /dev/null 2>&1
+$MPIRUN --oversubscribe --bind-to none -np 4 --mca coll_gpu_timing_file "$tf/d" \
+  "$B/test/bench/gpucoll_bench" -c allreduce -b 65536 -e 1048576 -n 2 --no-nccl > /dev/null 2>&1
 $MPIRUN --oversubscribe --bind-to none -np 4 --mca coll_gpu_paced 0 --mca coll_gpu_timing_file "$tf/k" \
   "$B/test/bench/gpucoll_bench" -c allreduce -e 65536 -n 2 --no-nccl > /dev/null 2>&1
 if grep -q '"algo":"host-paced"' "$tf"/p.* && ! grep -q '"algo":"host-paced"' "$tf"/k.* &&
@@ -92,7 +99,16 @@ if grep -q '"algo":"host-paced"' "$tf"/p.* && ! grep -q '"algo":"host-paced"' "$
 else
   fail=$((fail+1)); echo "FAIL shared GPUs: timing files do not show host-paced / launched as expected"
 fi
+# defaults there: allreduces up to 512 KiB stage (no record), 1 MiB host-paced
+if [ "$(cat "$tf"/d.* | grep -c '"algo":"host-paced"')" -gt 0 ] &&
+   ! grep '"algo":"host-paced"' "$tf"/d.* | grep -q '"bytes":\(65536\|131072\|262144\|524288\),'; then
+  pass=$((pass+1)); echo "PASS shared GPUs without MPS: allreduces up to 512 KiB stage, 1 MiB runs host-paced"
+else
+  fail=$((fail+1)); echo "FAIL shared GPUs without MPS: the default did not stage small allreduces"
+  grep -h '"algo"' "$tf"/d.* | head -5
+fi
 rm -rf "$tf"
+[ "${ONLY_SHARED:-0}" = 1 ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
 # NVTX: every device collective is a range named after it, its size (the
 # largest piece a rank moves: 2 MiB of a 4 MiB allgather on 2 ranks, in the resident kernel; 4 MiB of an 8 MiB one, launched) and
 # its algorithm (a recorder
