@@ -22,30 +22,11 @@
 
 #include <cuda_runtime_api.h>
 
-static int wrank, wsize, npass, nfail;
+#include "gpu_test_world.h"
 
-#define CK(call) do { cudaError_t e_ = (call); if (cudaSuccess != e_) { \
-    fprintf(stderr, "rank %d: %s:%d %s: %s\n", wrank, __FILE__, __LINE__, #call, \
-            cudaGetErrorString(e_)); MPI_Abort(MPI_COMM_WORLD, 2); } } while (0)
 
 enum { K_HOST, K_DEV, K_MANAGED };
 static const char *kname[] = { "host", "device", "managed" };
-
-static void record(int ok, const char *what)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    all ? ++npass : ++nfail;
-    if (0 == wrank) {
-        printf("%s %s\n", all ? "PASS" : "FAIL", what);
-        fflush(stdout);
-    }
-}
-
-static float val(int r, size_t i, int t)
-{
-    return (float) ((((uint64_t) r + 1) * 2654435761u + i * 40503u + (uint64_t) t * 977u) % 97 + 1);
-}
 
 static float *alloc(int kind, size_t n)
 {

@@ -42,39 +42,14 @@
 
 #include <cuda_runtime_api.h>
 
-static int wrank, wsize, npass, nfail;
+#include "gpu_test_world.h"
 
-#define CK(call) do { cudaError_t e_ = (call); if (cudaSuccess != e_) { \
-    fprintf(stderr, "rank %d: %s:%d %s: %s\n", wrank, __FILE__, __LINE__, #call, \
-            cudaGetErrorString(e_)); MPI_Abort(MPI_COMM_WORLD, 2); } } while (0)
 
 static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
-/* every rank's verdict, agreed over the host world communicator */
-static void record(int ok, const char *what)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (all) {
-        ++npass;
-    } else {
-        ++nfail;
-    }
-    if (0 == wrank) {
-        printf("%s %s\n", all ? "PASS" : "FAIL", what);
-        fflush(stdout);
-    }
-}
-
-/* element i of rank r's input for tag t: integers 1..97 as floats */
-static float val(int r, size_t i, int t)
-{
-    return (float) ((((uint64_t) r + 1) * 2654435761u + i * 40503u + (uint64_t) t * 977u) % 97 + 1);
 }
 
 static float *dev_input(size_t n, int t)
