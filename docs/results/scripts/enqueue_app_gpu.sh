@@ -23,7 +23,7 @@ one() { # label, extra mpirun args
   done
   echo "-- timeout: $(GPUCOLL_TEST_ENQUEUE=timeout timeout 60 $R $2 --mca coll_gpu_timeout 3 \
     "$B/test/gpu/test_gpu_enqueue" 2>&1 | grep -E "timeout:|passed|FAIL" | tr '\n' ' ')"
-  echo "-- MPICH-style demo: $(timeout 60 $R $2 "$B/demo/mpix_enqueue_demo" 2>&1 | tail -1)"
+  echo "-- MPICH-style demo: $(timeout 60 $R $2 "$B/demo/mpix_enqueue_demo" 2>&1 | tail -2 | tr "\n" " ")"
   echo "-- application benchmark"
   timeout 150 $R $2 "$B/test/bench/gpucoll_appbench" -r 3 --csv "$OUT/appbench_$3.csv" 2>&1 | tail -14
 }
