@@ -8,7 +8,9 @@
  * through this module's own nonblocking entry point (the engine, or the
  * staged path for user ops and derived types), and progress completes the
  * persistent request when that round's request completes.  Calls on host
- * buffers only get the previous module's persistent request, untouched.
+ * buffers only get the previous module's persistent request, untouched,
+ * unless the communicator's ranks may mix memory kinds (one node): there
+ * every rank's rounds are ours, counted and agreed like nonblocking calls.
  *
  * The plan is rebuilt at every start (a few hundred nanoseconds against a
  * collective's microseconds); what persists is the argument list, which
@@ -111,9 +113,7 @@ int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t 
                             ompi_request_t **q)
 {
     int ret;
-    /* the call was counted when it was started (a restart, a queued call),
-     * or a persistent round is not counted at all: a host-buffer persistent
-     * request is the previous module's, whose starts this module never sees */
+    /* the call was counted when it was started (a restart, a queued call) */
     m->kskip = 1;
     m->kforce = force;
     ret = gpu_args_issue(m, a, q);
@@ -189,7 +189,9 @@ static int gpu_preq_start(size_t count, ompi_request_t **requests)
         r->super.super.req_complete = REQUEST_PENDING;
         r->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
         r->round = NULL;
-        ret = mca_coll_gpu_args_issue(r->module, &r->args, -1, &r->round);
+        /* a round is a call like any other: counted, its kind agreed (it
+         * may wait in the queue for the peers' kinds) */
+        ret = gpu_args_issue(r->module, &r->args, &r->round);
         if (MPI_SUCCESS != ret || NULL == r->round) {
             r->super.super.req_state = OMPI_REQUEST_INACTIVE;
             r->super.super.req_complete = REQUEST_COMPLETED;
@@ -259,6 +261,17 @@ static int gpu_pdev(const void *sbuf, const void *rbuf)
     return mca_coll_gpu_is_device(sbuf) || mca_coll_gpu_is_device(rbuf);
 }
 
+/* Is the call the previous module's: host buffers only, on a communicator
+ * whose ranks cannot mix memory kinds under us?  Where they can (a kind
+ * board: one node), host calls get our request too, so that every rank's
+ * rounds pass through the kind agreement (a host rank's previous-module
+ * request would take a libnbc tag at init that device ranks never take,
+ * and its rounds would never meet theirs). */
+static int gpu_prev_takes(mca_coll_base_module_t *module, const void *sbuf, const void *rbuf)
+{
+    return !gpu_pdev(sbuf, rbuf) && NULL == ((mca_coll_gpu_module_t *) module)->kpost.slot;
+}
+
 #define GPU_M(module) ((mca_coll_gpu_module_t *) (module))
 
 static int gpu_allgather_init(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -269,7 +282,7 @@ static int gpu_allgather_init(const void *sbuf, int scount, struct ompi_datatype
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHER, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_allgather_init(
             sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
             GPU_M(module)->prev.coll_allgather_init_module);
@@ -286,7 +299,7 @@ static int gpu_allgatherv_init(const void *sbuf, int scount, struct ompi_datatyp
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
                                  .rdispls = displs, .rdtype = rdtype };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_allgatherv_init(
             sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, info, request,
             GPU_M(module)->prev.coll_allgatherv_init_module);
@@ -301,7 +314,7 @@ static int gpu_allreduce_init(const void *sbuf, void *rbuf, int count,
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = count, .rdtype = dtype, .op = op };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_allreduce_init(
             sbuf, rbuf, count, dtype, op, comm, info, request,
             GPU_M(module)->prev.coll_allreduce_init_module);
@@ -317,7 +330,7 @@ static int gpu_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALL, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_alltoall_init(
             sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
             GPU_M(module)->prev.coll_alltoall_init_module);
@@ -334,7 +347,7 @@ static int gpu_alltoallv_init(const void *sbuf, const int *scounts, const int *s
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
                                  .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_alltoallv_init(
             sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, info, request,
             GPU_M(module)->prev.coll_alltoallv_init_module);
@@ -400,7 +413,7 @@ static int gpu_gather_init(const void *sbuf, int scount, struct ompi_datatype_t 
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHER, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype, .root = root };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_gather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                                     root, comm, info, request,
                                                     GPU_M(module)->prev.coll_gather_init_module);
@@ -417,7 +430,7 @@ static int gpu_gatherv_init(const void *sbuf, int scount, struct ompi_datatype_t
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
                                  .rdispls = displs, .rdtype = rdtype, .root = root };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_gatherv_init(
             sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, info, request,
             GPU_M(module)->prev.coll_gatherv_init_module);
@@ -432,7 +445,7 @@ static int gpu_reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = count, .rdtype = dtype, .op = op, .root = root };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_reduce_init(sbuf, rbuf, count, dtype, op, root, comm,
                                                     info, request,
                                                     GPU_M(module)->prev.coll_reduce_init_module);
@@ -447,7 +460,7 @@ static int gpu_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcou
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcounts = rcounts, .rdtype = dtype, .op = op };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_reduce_scatter_init(
             sbuf, rbuf, rcounts, dtype, op, comm, info, request,
             GPU_M(module)->prev.coll_reduce_scatter_init_module);
@@ -463,7 +476,7 @@ static int gpu_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcoun
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = rcount, .rdtype = dtype, .op = op };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_reduce_scatter_block_init(
             sbuf, rbuf, rcount, dtype, op, comm, info, request,
             GPU_M(module)->prev.coll_reduce_scatter_block_init_module);
@@ -479,7 +492,7 @@ static int gpu_scatter_init(const void *sbuf, int scount, struct ompi_datatype_t
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype, .root = root };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_scatter_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                                      root, comm, info, request,
                                                      GPU_M(module)->prev.coll_scatter_init_module);
@@ -496,7 +509,7 @@ static int gpu_scatterv_init(const void *sbuf, const int *scounts, const int *di
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scounts = scounts, .sdispls = displs, .sdtype = sdtype,
                                  .rcount = rcount, .rdtype = rdtype, .root = root };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_scatterv_init(
             sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, info, request,
             GPU_M(module)->prev.coll_scatterv_init_module);

@@ -9,7 +9,7 @@
  * change points), and once with all device buffers as the control.  Then
  * the same nonblocking: all nine plus an Ibarrier in flight at once, one
  * rank starting late in turns, and on two communicators started in
- * opposite orders.
+ * opposite orders; and persistent requests with mixed kinds.
  *
  *   test_gpu_mixed [mixed] [bytes]     prints "N passed, N failed" on rank 0
  */
@@ -23,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu_test_world.h"
+#include "mpi_persist_compat.h"
 
 
 enum { K_HOST, K_DEV, K_MANAGED };
@@ -174,27 +175,40 @@ static void start(int k, float *s, float *r, size_t n, int root, MPI_Comm c, MPI
 
 /* buffers of collective k: send with kind sk, receive with kind rk; the
  * input written, the output poisoned */
-static void prepare(int k, int sk, int rk, size_t n, int t, int root, float **s, float **r)
+/* collective k's input t written into s (and r for bcast), r poisoned */
+static void refill(int k, size_t n, int t, int root, float *s, float *r)
 {
     const size_t tot = n * (size_t) wsize;
     float *hs = malloc(tot * sizeof(float));
-    *s = alloc(sk, tot);
-    *r = alloc(rk, tot);
     input(k, hs, n, t, root);
-    CK(cudaMemcpy(*s, hs, tot * sizeof(float), cudaMemcpyDefault));
+    CK(cudaMemcpy(s, hs, tot * sizeof(float), cudaMemcpyDefault));
     if (C_BCAST == k) {
-        CK(cudaMemcpy(*r, hs, tot * sizeof(float), cudaMemcpyDefault));
+        CK(cudaMemcpy(r, hs, tot * sizeof(float), cudaMemcpyDefault));
     } else {
-        fill(*r, tot, -1, 0);
+        fill(r, tot, -1, 0);
     }
     free(hs);
 }
 
-static long finish(int k, int sk, int rk, size_t n, int t, int root, float *s, float *r)
+static void prepare(int k, int sk, int rk, size_t n, int t, int root, float **s, float **r)
+{
+    *s = alloc(sk, n * (size_t) wsize);
+    *r = alloc(rk, n * (size_t) wsize);
+    refill(k, n, t, root, *s, *r);
+}
+
+/* wrong elements of collective k's result in r */
+static long verify(int k, size_t n, int t, int root, const float *r)
 {
     float *h = fetch(r, n * (size_t) wsize);
     const long bad = check(k, h, n, t, root);
     free(h);
+    return bad;
+}
+
+static long finish(int k, int sk, int rk, size_t n, int t, int root, float *s, float *r)
+{
+    const long bad = verify(k, n, t, root, r);
     release(sk, s);
     release(rk, r);
     return bad;
@@ -242,6 +256,40 @@ static long run_all_nb(MPI_Comm c, int sk, int rk, size_t n, int t, int late)
     MPI_Waitall(NCOLL + 1, req, MPI_STATUSES_IGNORE);
     for (int k = 0; k < NCOLL; ++k) {
         bad += finish(k, sk, rk, n, t + k, root, s[k], r[k]);
+    }
+    return bad;
+}
+
+/* Persistent allreduce, bcast and allgather with this rank's kinds:
+ * created once, started together rounds times with new inputs. */
+static long run_persistent(MPI_Comm c, int sk, int rk, size_t n, int t, int rounds)
+{
+    static const int ks[3] = { C_ALLREDUCE, C_BCAST, C_ALLGATHER };
+    const int root = (t / 16) % wsize, cn = (int) n;
+    float *s[3], *r[3];
+    MPI_Request req[3];
+    long bad = 0;
+
+    for (int i = 0; i < 3; ++i) {
+        prepare(ks[i], sk, rk, n, t, root, &s[i], &r[i]);
+    }
+    MPIX_Allreduce_init(s[0], r[0], cn, MPI_FLOAT, MPI_SUM, c, MPI_INFO_NULL, &req[0]);
+    MPIX_Bcast_init(r[1], cn, MPI_FLOAT, root, c, MPI_INFO_NULL, &req[1]);
+    MPIX_Allgather_init(s[2], cn, MPI_FLOAT, r[2], cn, MPI_FLOAT, c, MPI_INFO_NULL, &req[2]);
+    for (int it = 0; it < rounds; ++it) {
+        for (int i = 0; i < 3; ++i) {
+            refill(ks[i], n, t + it, root, s[i], r[i]);
+        }
+        MPI_Startall(3, req);
+        MPI_Waitall(3, req, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < 3; ++i) {
+            bad += verify(ks[i], n, t + it, root, r[i]);
+        }
+    }
+    for (int i = 0; i < 3; ++i) {
+        MPI_Request_free(&req[i]);
+        release(sk, s[i]);
+        release(rk, r[i]);
     }
     return bad;
 }
@@ -368,6 +416,22 @@ int main(int argc, char **argv)
              "rounds, %zu B", nb_rounds, n * 4);
     record(0 == bad, what);
     MPI_Comm_free(&c);
+    /* persistent: each pattern, then a nonblocking host allreduce on the
+     * same communicator after them (the libnbc tags must still agree) */
+    for (int p = 0; p < NPAT; ++p) {
+        int sk, rk, one = 1, all = 0;
+        MPI_Request q;
+        kinds(p, &sk, &rk);
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        bad = run_persistent(c, sk, rk, n, 16 * p + 11, big ? 2 : 5);
+        MPI_Iallreduce(&one, &all, 1, MPI_INT, MPI_SUM, c, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        bad += all != wsize;
+        snprintf(what, sizeof(what), "persistent allreduce, bcast and allgather: %s, %d rounds, "
+                 "then a host iallreduce, %zu B", pname[p], big ? 2 : 5, n * 4);
+        record(0 == bad, what);
+        MPI_Comm_free(&c);
+    }
     /* nonblocking on two communicators in opposite orders, mixed kinds */
     {
         MPI_Comm ca, cb;
