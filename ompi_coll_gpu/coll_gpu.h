@@ -270,7 +270,13 @@ typedef enum {
     MCA_COLL_GPU_ARGS_SCATTER,
     MCA_COLL_GPU_ARGS_SCATTERV,
     MCA_COLL_GPU_ARGS_ALLTOALLW,
-    MCA_COLL_GPU_ARGS_BARRIER
+    MCA_COLL_GPU_ARGS_BARRIER,
+    /* nonblocking neighborhood collectives: host only, kept in call order */
+    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHER,
+    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHERV,
+    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALL,
+    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLV,
+    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLW
 } mca_coll_gpu_args_kind_t;
 
 /* One call's MPI arguments; which fields count depends on the kind.  A
@@ -286,11 +292,12 @@ typedef struct mca_coll_gpu_args_t {
     struct ompi_datatype_t *sdtype, *rdtype;
     struct ompi_op_t *op;
     struct ompi_datatype_t *const *sdtypes, *const *rdtypes;   /* alltoallw */
+    const MPI_Aint *sdispls_w, *rdispls_w;                      /* neighbor alltoallw */
 } mca_coll_gpu_args_t;
 
 /* Start the call in a through the module's nonblocking entry point,
- * uncounted (it was counted when it was first called, or a persistent
- * round is not counted); force: the kind decided for it (-1: its own). */
+ * uncounted (it was counted when it was first called: a queued call, a
+ * restart); force: the kind decided for it (-1: its own). */
 int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int force,
                             ompi_request_t **req);
 
@@ -472,6 +479,7 @@ struct ompi_op_t *mca_coll_gpu_host_op(struct ompi_op_t *op);
 /* native device-side versions of the collectives the engine serves */
 void mca_coll_gpu_install_native(mca_coll_gpu_module_t *m);
 void mca_coll_gpu_install_nonblocking(mca_coll_gpu_module_t *m);
+void mca_coll_gpu_nonblocking_enable(mca_coll_gpu_module_t *m);
 /* persistent collectives (coll_gpu_persistent.c); enable drops those the
  * modules below us do not provide for host buffers */
 void mca_coll_gpu_install_persistent(mca_coll_gpu_module_t *m);

@@ -57,6 +57,11 @@ static const size_t mca_coll_gpu_prev_modules[] = {
     offsetof(mca_coll_base_comm_coll_t, coll_iscan_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iscatter_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iscatterv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ineighbor_allgather_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ineighbor_allgatherv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ineighbor_alltoall_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ineighbor_alltoallv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_ineighbor_alltoallw_module),
     offsetof(mca_coll_base_comm_coll_t, coll_allgather_init_module),
     offsetof(mca_coll_base_comm_coll_t, coll_allgatherv_init_module),
     offsetof(mca_coll_base_comm_coll_t, coll_allreduce_init_module),
@@ -146,9 +151,7 @@ static int mca_coll_gpu_enable(mca_coll_base_module_t *module, struct ompi_commu
         }
     }
     mca_coll_gpu_persistent_enable(m);
-    if (NULL == m->prev.coll_ibarrier) {
-        m->super.coll_ibarrier = NULL;   /* nothing below to keep in order */
-    }
+    mca_coll_gpu_nonblocking_enable(m);
     if (NULL == m->prev.coll_allreduce || NULL == m->prev.coll_allgather) {
         opal_output_verbose(1, mca_coll_gpu_component.output,
                             "coll/gpu: no host allreduce/allgather below us on %s; disabled",

@@ -175,6 +175,22 @@ static int gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a
                                     a->rcounts, a->rdispls, a->rdtypes, comm, q, mod);
     case MCA_COLL_GPU_ARGS_BARRIER:
         return mod->coll_ibarrier(comm, q, mod);
+    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHER:
+        return mod->coll_ineighbor_allgather(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount,
+                                             a->rdtype, comm, q, mod);
+    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHERV:
+        return mod->coll_ineighbor_allgatherv(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcounts,
+                                              a->rdispls, a->rdtype, comm, q, mod);
+    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALL:
+        return mod->coll_ineighbor_alltoall(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount,
+                                            a->rdtype, comm, q, mod);
+    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLV:
+        return mod->coll_ineighbor_alltoallv(a->sbuf, a->scounts, a->sdispls, a->sdtype, a->rbuf,
+                                             a->rcounts, a->rdispls, a->rdtype, comm, q, mod);
+    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLW:
+        return mod->coll_ineighbor_alltoallw(a->sbuf, a->scounts, a->sdispls_w, a->sdtypes,
+                                             a->rbuf, a->rcounts, a->rdispls_w, a->rdtypes, comm,
+                                             q, mod);
     }
     return MPI_ERR_INTERN;
 }

@@ -9,7 +9,8 @@
  * change points), and once with all device buffers as the control.  Then
  * the same nonblocking: all nine plus an Ibarrier in flight at once, one
  * rank starting late in turns, and on two communicators started in
- * opposite orders; and persistent requests with mixed kinds.
+ * opposite orders; persistent requests with mixed kinds; and host
+ * nonblocking neighborhood collectives behind a queued mixed-kind call.
  *
  *   test_gpu_mixed [mixed] [bytes]     prints "N passed, N failed" on rank 0
  */
@@ -324,6 +325,38 @@ static long run_crossed(MPI_Comm a, MPI_Comm b, MPI_Comm w, int sk, int rk, size
     return bad;
 }
 
+/* On a periodic ring (a Cartesian communicator): a mixed-kind iallreduce,
+ * then host nonblocking neighbor allgather and alltoall, late: a rank that
+ * starts a few milliseconds after the others.  An early device rank queues
+ * its iallreduce for the peers' kinds; the neighbor calls must start after
+ * it on that rank too (they take libnbc tags in start order). */
+static long run_neighbor(MPI_Comm ring, int sk, int rk, size_t n, int t, int late)
+{
+    int me, left, right, ag[2] = { -1, -1 }, a2a[2] = { -1, -1 }, out[2];
+    float *s, *r;
+    MPI_Request req[3];
+    long bad = 0;
+
+    MPI_Comm_rank(ring, &me);
+    MPI_Cart_shift(ring, 0, 1, &left, &right);
+    prepare(C_ALLREDUCE, sk, rk, n, t, 0, &s, &r);
+    if (wrank == late) {
+        struct timespec ts = { 0, 3000000 };
+        nanosleep(&ts, NULL);
+    }
+    start(C_ALLREDUCE, s, r, n, 0, ring, &req[0]);
+    MPI_Ineighbor_allgather(&me, 1, MPI_INT, ag, 1, MPI_INT, ring, &req[1]);
+    /* the same word both ways: with 2 ranks the left and right neighbor
+     * are one rank, and which of its blocks lands where is its business */
+    out[0] = out[1] = 1000 * me + t;
+    MPI_Ineighbor_alltoall(out, 1, MPI_INT, a2a, 1, MPI_INT, ring, &req[2]);
+    MPI_Waitall(3, req, MPI_STATUSES_IGNORE);
+    bad += ag[0] != left || ag[1] != right;
+    bad += a2a[0] != 1000 * left + t || a2a[1] != 1000 * right + t;
+    bad += finish(C_ALLREDUCE, sk, rk, n, t, 0, s, r);
+    return bad;
+}
+
 /* pattern p: this rank's send and receive kinds */
 #define NPAT 6
 static const char *pname[NPAT] = {
@@ -431,6 +464,25 @@ int main(int argc, char **argv)
                  "then a host iallreduce, %zu B", pname[p], big ? 2 : 5, n * 4);
         record(0 == bad, what);
         MPI_Comm_free(&c);
+    }
+    /* nonblocking neighborhood collectives behind a queued call */
+    {
+        const int dims = wsize, periods = 1;
+        MPI_Comm ring;
+        MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring);
+        for (int p = 0; p < NPAT; ++p) {
+            int sk, rk;
+            kinds(p, &sk, &rk);
+            bad = 0;
+            for (int late = 0; late < wsize; ++late) {
+                bad += run_neighbor(ring, sk, rk, n, 16 * p + late, late);
+            }
+            snprintf(what, sizeof(what), "iallreduce then host ineighbor_allgather and "
+                     "ineighbor_alltoall on a ring: %s, each rank late in turn, %zu B",
+                     pname[p], n * 4);
+            record(0 == bad, what);
+        }
+        MPI_Comm_free(&ring);
     }
     /* nonblocking on two communicators in opposite orders, mixed kinds */
     {

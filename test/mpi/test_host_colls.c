@@ -181,6 +181,47 @@ static void test_comm(MPI_Comm comm, const char *tag)
     free(displs);
 }
 
+/* The nonblocking neighborhood collectives on a periodic ring: coll/gpu
+ * passes them through to the module below it (in call order). */
+static void test_ring(void)
+{
+    const int dims = size, periods = 1;
+    int me, left, right, ok, ag[2], agv[3], a2a[2], a2av[2], a2aw[2], out[2], one[2] = { 1, 1 };
+    int gdispls[2] = { 0, 2 }, adispls[2] = { 0, 1 };
+    MPI_Aint wdispls[2] = { 0, sizeof(int) };
+    MPI_Datatype types[2] = { MPI_INT, MPI_INT };
+    MPI_Request req[5];
+    MPI_Comm ring;
+
+    MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring);
+    MPI_Comm_rank(ring, &me);
+    MPI_Cart_shift(ring, 0, 1, &left, &right);
+    out[0] = out[1] = val(me, 7);
+    memset(ag, 0xff, sizeof(ag));
+    memset(agv, 0xff, sizeof(agv));
+    memset(a2a, 0xff, sizeof(a2a));
+    memset(a2av, 0xff, sizeof(a2av));
+    memset(a2aw, 0xff, sizeof(a2aw));
+    MPI_Ineighbor_allgather(&out[0], 1, MPI_INT, ag, 1, MPI_INT, ring, &req[0]);
+    MPI_Ineighbor_allgatherv(&out[0], 1, MPI_INT, agv, one, gdispls, MPI_INT, ring, &req[1]);
+    MPI_Ineighbor_alltoall(out, 1, MPI_INT, a2a, 1, MPI_INT, ring, &req[2]);
+    MPI_Ineighbor_alltoallv(out, one, adispls, MPI_INT, a2av, one, adispls, MPI_INT, ring,
+                            &req[3]);
+    MPI_Ineighbor_alltoallw(out, one, wdispls, types, a2aw, one, wdispls, types, ring, &req[4]);
+    MPI_Waitall(5, req, MPI_STATUSES_IGNORE);
+    ok = ag[0] == val(left, 7) && ag[1] == val(right, 7);
+    check(ok, "ring ineighbor_allgather");
+    ok = agv[0] == val(left, 7) && agv[2] == val(right, 7) && -1 == agv[1];
+    check(ok, "ring ineighbor_allgatherv (the gap keeps its bytes)");
+    ok = a2a[0] == val(left, 7) && a2a[1] == val(right, 7);
+    check(ok, "ring ineighbor_alltoall");
+    ok = a2av[0] == val(left, 7) && a2av[1] == val(right, 7);
+    check(ok, "ring ineighbor_alltoallv");
+    ok = a2aw[0] == val(left, 7) && a2aw[1] == val(right, 7);
+    check(ok, "ring ineighbor_alltoallw");
+    MPI_Comm_free(&ring);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Comm dup, split;
@@ -197,6 +238,7 @@ int main(int argc, char **argv)
     test_comm(split, "split");
     MPI_Comm_free(&split);
     MPI_Comm_free(&dup);
+    test_ring();
     if (0 == rank) {
         printf("test_host_colls np=%d: %d passed, %d failed\n", size, npass, nfail);
     }
