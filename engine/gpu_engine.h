@@ -52,6 +52,8 @@ typedef struct {
     int threads;                /* MPI_THREAD_MULTIPLE here: if any rank has it, every
                                    call is host-paced (no kernel waits for a peer) */
     size_t paced_scratch;       /* bytes of their two staging areas per rank */
+    size_t stream_max_bytes;    /* largest stream-ordered allreduce (0: none; a
+                                   communicator made by MPIX_Stream_comm_create) */
 } gpu_engine_params_t;
 
 typedef struct gpu_engine_comm gpu_engine_comm_t;
@@ -132,6 +134,19 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *comm, const char *what,
  * error (released too).  Nonblocking calls run as host-paced rounds (no
  * kernel of theirs waits for a peer); this runs their next phases. */
 gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *comm, gpu_engine_req_t *req);
+
+/*
+ * Stream-ordered allreduce (MPIX_Allreduce_enqueue on a CUDA stream): one
+ * kernel launched on stream, no host wait; capturable in a CUDA graph.
+ * GPU_ERR_UNSUPPORTED (the same answer on every rank for the same call)
+ * when this communicator or call cannot take it: the caller uses its host
+ * path.  A timeout of an earlier launch is returned once, naming the peer
+ * (*peer), instead of launching.  in == out is in place; host buffers are
+ * copied through a device staging area on the stream.
+ */
+gpu_status_t gpu_engine_stream_allreduce(gpu_engine_comm_t *comm, const void *in, void *out,
+                                         size_t count, gpu_op_t op, gpu_dtype_t dt, void *stream,
+                                         int *peer);
 
 /* Cut lengths for the exchange kernel: both are functions of the
  * communicator only (same on every rank). */

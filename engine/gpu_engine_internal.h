@@ -63,6 +63,11 @@ struct gpu_engine_comm {
     size_t hs_off, hs_bytes;                 /* both areas, every receiver */
     const gpu_boot_ops_t *boot;              /* the host collectives, for the scrub */
     void *boot_ctx;
+    /* stream-ordered allreduce (gpu_engine_stream.c, kernels/gpu_stream.h) */
+    size_t st_off, st_bytes, st_lines;       /* region in every rank's scratch */
+    gpu_kernel_error_t *st_err_host, *st_err_dev;   /* its own: a timeout there must not
+                                                       fail the blocking paths */
+    char *st_stage;                          /* device copy of host-buffer arguments */
 };
 
 
@@ -119,6 +124,10 @@ void gpu_engine_event_put(gpu_engine_comm_t *c, cudaEvent_t ev);
  * (other communicators' requests need this rank).  Called every 1024th
  * spin, from the second on, so calls that end quickly never pay it. */
 void gpu_engine_wait_progress(gpu_engine_comm_t *c, unsigned spins);
+
+/* Stream-ordered allreduce (gpu_engine_stream.c): its error record. */
+gpu_status_t gpu_engine_stream_setup(gpu_engine_comm_t *c);
+void gpu_engine_stream_release(gpu_engine_comm_t *c);
 
 /* Host-paced rounds (gpu_engine_hs.c): wanted here (busids known), and a
  * blocking plan run that way.  Nonblocking calls: hs_async_takes says

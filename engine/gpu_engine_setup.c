@@ -23,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "engine/gpu_engine_internal.h"
+#include "kernels/gpu_stream.h"
 
 typedef struct {
     int32_t status;
@@ -83,7 +84,11 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     /* the staging of host-paced rounds: blocking calls where ranks share a
      * GPU, every nonblocking call (no kernel of theirs waits for a peer) */
     c->hs_bytes = c->p.paced_scratch > 0 ? gpu_round_up(c->p.paced_scratch, 2 * n * 256) : 0;
-    *total = c->hs_off + c->hs_bytes;
+    /* the stream-ordered allreduce's lines (stream communicators only) */
+    c->st_off = gpu_round_up(c->hs_off + c->hs_bytes, 4096);
+    c->st_bytes = gpu_stream_region_bytes(c->p.stream_max_bytes, c->nranks);
+    c->st_lines = (c->p.stream_max_bytes + GPU_STREAM_PAYLOAD - 1) / GPU_STREAM_PAYLOAD;
+    *total = c->st_off + c->st_bytes;
 }
 
 static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
@@ -117,15 +122,25 @@ static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_
         GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->pk_off, 0, c->pk_bytes, c->stream),
                        err_scratch);
     }
+    if (c->st_bytes > 0) {
+        GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->st_off, 0, c->st_bytes, c->stream),
+                       err_scratch);
+    }
     GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), err_scratch);
-    st = c->tr->export_mem(c->scratch, handle);
+    st = gpu_engine_stream_setup(c);
     if (GPU_OK != st) {
         goto err_scratch;
+    }
+    st = c->tr->export_mem(c->scratch, handle);
+    if (GPU_OK != st) {
+        goto err_stream_setup;
     }
     GPU_LOG(10, "rank %d: scratch %zu bytes on device %d (one-shot slot %zu, two-shot block %zu)",
             c->rank, total, c->device, c->ll_slot, c->ts_block);
     return GPU_OK;
 
+err_stream_setup:
+    gpu_engine_stream_release(c);
 err_scratch:
     cudaFree(c->scratch);
     c->scratch = NULL;
@@ -147,6 +162,7 @@ void gpu_engine_release(gpu_engine_comm_t *c)
 {
     int i;
     gpu_engine_pk_release(c);
+    gpu_engine_stream_release(c);
     for (i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
         if (i != c->rank && NULL != c->peer_base[i]) {
             c->tr->release_mem(c->peer_base[i]);

@@ -14,7 +14,9 @@
  * that runs the collective on those copies (coll/gpu's entry, through the
  * previous coll module, bounded by coll_gpu_timeout; CUDA runs host
  * functions on its own thread, hence MPI_THREAD_MULTIPLE), and copies of
- * the results back.  A captured call has pinned buffers of its own, kept as
+ * the results back.  Small allreduces run as one kernel on the stream
+ * instead where coll/gpu can (version 2 of its entry, gpucoll_mpix_abi.h).
+ * A captured call has pinned buffers of its own, kept as
  * long as its communicator (a graph may replay it any number of times);
  * eager calls share one pinned area per communicator (the stream runs them
  * one after another) and their descriptors go back to a free list once the
@@ -72,6 +74,8 @@ typedef struct gc_area {
 
 static int gc_keyval = MPI_KEYVAL_INVALID;
 static pthread_mutex_t gc_global = PTHREAD_MUTEX_INITIALIZER;
+
+static const gpucoll_mpix_abi_t *gc_abi(void);
 
 static int gc_fail(int code, const char *fn, const char *why)
 {
@@ -240,6 +244,15 @@ int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm
             MPI_Comm_free(newcomm);
         }
     }
+    if (MPI_SUCCESS == ret && stream->is_cuda && NULL != gc_abi() && gc_abi()->version >= 2) {
+        /* collective like this call: the GPU state of the kernel path now,
+         * not at an enqueue (which must neither wait nor allocate) */
+        ret = gc_abi()->stream_comm_prepare(*newcomm);
+        if (MPI_SUCCESS != ret) {
+            MPI_Comm_free(newcomm);
+            return ret;   /* the attribute's delete callback freed c */
+        }
+    }
     if (MPI_SUCCESS != ret) {
         pthread_mutex_destroy(&c->lock);
         free(c);
@@ -265,7 +278,8 @@ static const gpucoll_mpix_abi_t *gc_abi(void)
     static int looked;
     if (!looked) {
         const gpucoll_mpix_abi_t *a = dlsym(RTLD_DEFAULT, GPUCOLL_MPIX_ABI_SYMBOL);
-        abi = (NULL != a && a->version >= GPUCOLL_MPIX_ABI_VERSION) ? a : NULL;
+        /* version 1 has the host path; the kernel path needs version 2 */
+        abi = (NULL != a && a->version >= 1) ? a : NULL;
         looked = 1;
     }
     return abi;
@@ -555,6 +569,14 @@ static int gc_enqueue(const gc_args_t *a)
     pthread_mutex_unlock(&c->lock);
     if (MPI_SUCCESS != ret) {
         return ret;   /* an earlier enqueued call of this communicator failed */
+    }
+    if (GPUCOLL_MPIX_ALLREDUCE == a->coll && gc_abi()->version >= 2) {
+        /* a small allreduce as one kernel on the stream, where coll/gpu can */
+        ret = gc_abi()->stream_allreduce(a->sendbuf, a->recvbuf, a->scount, a->stype, a->op,
+                                         a->comm, c->stream->cuda);
+        if (GPUCOLL_MPIX_NOT_TAKEN != ret) {
+            return ret;
+        }
     }
     MPI_Comm_rank(a->comm, &rank);
     MPI_Comm_size(a->comm, &n);

@@ -1,7 +1,9 @@
 /*
- * The one call libgpucoll (the MPIX_ stream extension, mpix/) makes into
+ * The calls libgpucoll (the MPIX_ stream extension, mpix/) makes into
  * coll/gpu: run a collective on host buffers through the communicator's
- * previous coll module, with coll/gpu's bounded wait.  coll/gpu exports
+ * previous coll module, with coll/gpu's bounded wait (version 1); set up a
+ * stream communicator's GPU state and run a small allreduce as one kernel
+ * on the stream (version 2).  coll/gpu exports
  * the table below under GPUCOLL_MPIX_ABI_SYMBOL; the library finds it with
  * dlsym (Open MPI loads components into the global namespace) and says
  * that coll/gpu is not loaded when it is absent.  The version grows when
@@ -13,7 +15,9 @@
 #include <mpi.h>
 
 #define GPUCOLL_MPIX_ABI_SYMBOL "mca_coll_gpu_mpix_v1"
-#define GPUCOLL_MPIX_ABI_VERSION 1
+#define GPUCOLL_MPIX_ABI_VERSION 2
+/* stream_allreduce's answer when the call is not one its kernel takes */
+#define GPUCOLL_MPIX_NOT_TAKEN (-1)
 
 typedef enum {
     GPUCOLL_MPIX_ALLREDUCE = 0,
@@ -43,6 +47,21 @@ typedef struct {
      * thread): the previous module's nonblocking form, progressed until done
      * or coll_gpu_timeout; an MPI error code (class coll/gpu on timeout). */
     int (*host_collective)(const gpucoll_mpix_call_t *call);
+    /* Version 2, on the application's thread. */
+    /* Collective, from MPIX_Stream_comm_create on a CUDA stream: sets up
+     * comm's GPU state now, with the stream-ordered allreduce's region, so
+     * that no enqueue waits for the peers or allocates (a call being
+     * captured into a graph may not).  MPI_SUCCESS where coll/gpu does not
+     * serve comm or cannot set it up (its calls then take the host path). */
+    int (*stream_comm_prepare)(MPI_Comm comm);
+    /* MPIX_Allreduce_enqueue as one kernel on cuda_stream (a cudaStream_t)
+     * that orders and captures like any kernel: MPI_SUCCESS once launched;
+     * GPUCOLL_MPIX_NOT_TAKEN when the call or the communicator is not one it
+     * takes (the same answer on every rank of comm for the same call: the
+     * library then uses the host path); an MPI error code (class coll/gpu)
+     * when an earlier launch on comm timed out waiting for a peer. */
+    int (*stream_allreduce)(const void *sendbuf, void *recvbuf, MPI_Count count,
+                            MPI_Datatype type, MPI_Op op, MPI_Comm comm, void *cuda_stream);
 } gpucoll_mpix_abi_t;
 
 #endif /* GPUCOLL_MPIX_ABI_H */

@@ -79,6 +79,7 @@ typedef struct mca_coll_gpu_component_t {
     int paced;
     unsigned long paced_scratch_bytes;
     unsigned long shared_staged_max;
+    unsigned long enqueue_kernel_max;
     int nvtx;
     char *timing_file;
     char *topo_file;
@@ -149,6 +150,9 @@ typedef struct mca_coll_gpu_module_t {
     int kq;
     int kforce;
     struct mca_coll_gpu_request_t *kreissue;
+    /* made by MPIX_Stream_comm_create on a CUDA stream (coll_gpu_mpix.c):
+     * its engine gets the stream-ordered allreduce's region */
+    int stream_comm;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);

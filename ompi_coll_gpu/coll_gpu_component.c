@@ -67,6 +67,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .persist_idle_us = 200.0,
     .paced = -1,
     .paced_scratch_bytes = 64ul * 1024 * 1024,
+    .enqueue_kernel_max = 64ul * 1024,
     .shared_staged_max = 512ul * 1024,
     .nvtx = 1,
     .timing_file = NULL,
@@ -211,6 +212,14 @@ static int mca_coll_gpu_register(void)
                      "H100); 0 never; every rank must use the same value",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->shared_staged_max);
+    mca_coll_gpu_reg("enqueue_kernel_max", "Largest MPIX_Allreduce_enqueue on a CUDA stream "
+                     "(bytes) that runs as one kernel on that stream (no host round trip, "
+                     "captured into CUDA graphs as a kernel) where the ranks' kernels run side "
+                     "by side (a GPU per rank, or MPS); larger ones and the other enqueued "
+                     "collectives stage through host copies and a host function; 0 never; "
+                     "every rank must use the same value",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
+                     &c->enqueue_kernel_max);
     mca_coll_gpu_reg("nvtx", "1: mark every device collective with an NVTX range (name, "
                      "size) so nsys timelines show it; free when no tool is attached",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->nvtx);

@@ -108,6 +108,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->kq = 0;
     m->kforce = -1;
     m->kreissue = NULL;
+    m->stream_comm = 0;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)
@@ -375,6 +376,9 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int block
         return MPI_SUCCESS;
     }
     mca_coll_gpu_engine_params(&p, m->comm);
+    if (m->stream_comm) {
+        p.stream_max_bytes = mca_coll_gpu_component.enqueue_kernel_max;
+    }
     if (!blocking) {
         /* one node by Open MPI's locality (the engine's setup checks the
          * hosts itself): no exchange before the steps from progress.  Every

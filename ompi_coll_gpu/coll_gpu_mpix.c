@@ -7,6 +7,9 @@
  * module's nonblocking form is progressed here so that the wait is bounded
  * by coll_gpu_timeout: a peer that never enqueues its part fails the
  * collective with coll/gpu's error instead of holding the stream forever.
+ * A stream communicator's small allreduces run as one kernel on the stream
+ * instead (engine/gpu_engine_stream.c), set up when the communicator is
+ * made.
  */
 #include "ompi_config.h"
 
@@ -94,9 +97,59 @@ static int mca_coll_gpu_mpix_host(const gpucoll_mpix_call_t *c)
     return ret;
 }
 
+/* coll/gpu's module on comm, or NULL where it does not serve comm */
+static mca_coll_gpu_module_t *mca_coll_gpu_mpix_module(ompi_communicator_t *comm)
+{
+    if (comm->c_coll->coll_allreduce != mca_coll_gpu_allreduce) {
+        return NULL;
+    }
+    return (mca_coll_gpu_module_t *) comm->c_coll->coll_allreduce_module;
+}
+
+static int mca_coll_gpu_mpix_prepare(MPI_Comm c)
+{
+    mca_coll_gpu_module_t *m = mca_coll_gpu_mpix_module((ompi_communicator_t *) c);
+
+    if (NULL == m || 0 == mca_coll_gpu_component.enqueue_kernel_max ||
+        MCA_COLL_GPU_BOOT_NONE != m->boot) {
+        return MPI_SUCCESS;
+    }
+    m->stream_comm = 1;
+    return mca_coll_gpu_bootstrap(m, "MPIX_Stream_comm_create", 1);
+}
+
+static int mca_coll_gpu_mpix_stream_allreduce(const void *sbuf, void *rbuf, MPI_Count count,
+                                              MPI_Datatype type, MPI_Op op, MPI_Comm c,
+                                              void *stream)
+{
+    ompi_communicator_t *comm = (ompi_communicator_t *) c;
+    mca_coll_gpu_module_t *m = mca_coll_gpu_mpix_module(comm);
+    gpu_dtype_t dt;
+    gpu_op_t gop;
+    gpu_status_t st;
+    int peer = -1;
+
+    /* all of these are the same on every rank of comm */
+    if (NULL == m || !m->stream_comm || MCA_COLL_GPU_BOOT_READY != m->boot ||
+        NULL == m->engine || count < 0 || !mca_coll_gpu_map(type, op, &dt, &gop)) {
+        return GPUCOLL_MPIX_NOT_TAKEN;
+    }
+    st = gpu_engine_stream_allreduce(m->engine, MPI_IN_PLACE == sbuf ? rbuf : sbuf, rbuf,
+                                     (size_t) count, gop, dt, stream, &peer);
+    if (GPU_ERR_UNSUPPORTED == st) {
+        return GPUCOLL_MPIX_NOT_TAKEN;
+    }
+    if (GPU_OK != st) {
+        return mca_coll_gpu_error(comm->c_name, "MPIX_Allreduce_enqueue", st, peer);
+    }
+    return MPI_SUCCESS;
+}
+
 __thread int mca_coll_gpu_in_cuda_callback;
 
 MCA_COLL_GPU_DECLSPEC const gpucoll_mpix_abi_t mca_coll_gpu_mpix_v1 = {
     .version = GPUCOLL_MPIX_ABI_VERSION,
     .host_collective = mca_coll_gpu_mpix_host,
+    .stream_comm_prepare = mca_coll_gpu_mpix_prepare,
+    .stream_allreduce = mca_coll_gpu_mpix_stream_allreduce,
 };

@@ -12,6 +12,7 @@
 
 #include "engine/gpu_plan.h"
 #include "kernels/gpu_ll.h"
+#include "kernels/gpu_stream.h"
 
 #define MAXN 8
 #include "check.h"
@@ -465,6 +466,37 @@ static void test_chunking(void)
     CHECK(GPU_ERR_INVALID == gpu_plan_reduce(&p, 0, 2, 5, NULL, NULL, 8), "bad root refused");
 }
 
+/* The stream-ordered allreduce's region: every (parity, source) slot holds
+ * the largest message's lines, slots do not overlap the control words or
+ * each other, and the region ends with the last line. */
+static void test_stream_region(void)
+{
+    const size_t maxes[] = { 8, 12, 4096, 65536 };
+    const int ns[] = { 2, 3, 8, GPU_MAX_PEERS };
+    for (size_t k = 0; k < sizeof(maxes) / sizeof(maxes[0]); ++k) {
+        for (size_t j = 0; j < sizeof(ns) / sizeof(ns[0]); ++j) {
+            const int n = ns[j];
+            const size_t lines = (maxes[k] + GPU_STREAM_PAYLOAD - 1) / GPU_STREAM_PAYLOAD;
+            const size_t total = gpu_stream_region_bytes(maxes[k], n);
+            size_t expect = GPU_STREAM_CTL_BYTES;
+            int good = 1;
+            for (int par = 0; par < 2; ++par) {
+                for (int src = 0; src < n; ++src) {
+                    /* slots follow each other: first line right after the last one before */
+                    good &= gpu_stream_line_off(par, src, n, lines, 0) == expect;
+                    expect = gpu_stream_line_off(par, src, n, lines, lines - 1) + GPU_STREAM_LINE;
+                }
+            }
+            CHECK(good && expect == total, "stream region, %zu bytes, %d ranks: %zu of %zu bytes",
+                  maxes[k], n, expect, total);
+        }
+    }
+    CHECK(0 == gpu_stream_region_bytes(0, 4), "no stream region when the kernel path is off");
+    CHECK(gpu_stream_dtype_fits(1) && gpu_stream_dtype_fits(4) && gpu_stream_dtype_fits(8) &&
+          !gpu_stream_dtype_fits(16) && !gpu_stream_dtype_fits(3) && !gpu_stream_dtype_fits(0),
+          "element sizes that tile a line's 8 payload bytes: 1, 2, 4, 8");
+}
+
 /* The two-shot cut covers the message, respects the scratch, and gives a
  * block two chunks once shards would pass GPU_PLAN_TS_SPLIT. */
 static void test_twoshot_cut(void)
@@ -746,6 +778,7 @@ int main(void)
     paced_chunk = 0;
     test_paced_refusals();
     test_chunking();
+    test_stream_region();
     test_twoshot_cut();
     test_ll();
     test_ll_split();
