@@ -36,18 +36,20 @@ mixed() { # label, build, log, nps, sizes, extra args
     done
   done
 }
-enq() { # mode
+enq() { # mode; a failing first run skips the rest of the mode (each hang costs a timeout)
   R="mpirun --oversubscribe --bind-to none -np 2 $(X $1)"
   for np in 2 4; do
-    echo "-- $1 test_gpu_enqueue np $np: $(timeout 60 mpirun --oversubscribe --bind-to none -np $np $(X $1) \
-      "$G/test/gpu/test_gpu_enqueue" 2>&1 | tee -a "$OUT/enqueue.log" | grep -E "passed|FAIL" | tr '\n' ' ')"
+    r=$(timeout 45 mpirun --oversubscribe --bind-to none -np $np $(X $1) --mca coll_gpu_timeout 10 \
+      "$G/test/gpu/test_gpu_enqueue" 2>&1 | tee -a "$OUT/enqueue.log" | grep -E "passed|FAIL" | tr '\n' ' ')
+    echo "-- $1 test_gpu_enqueue np $np: $r"
+    case "$r" in *" 0 failed"*) ;; *) echo "-- $1: stopped here"; return ;; esac
   done
   echo "-- $1 timeout: $(GPUCOLL_TEST_ENQUEUE=timeout timeout 40 $R --mca coll_gpu_timeout 3 \
     "$G/test/gpu/test_gpu_enqueue" 2>&1 | tee -a "$OUT/enqueue.log" | grep -E "timeout:|passed|FAIL" | tr '\n' ' ')"
-  echo "-- $1 demo (verbose 1): $(timeout 40 $R --mca coll_gpu_verbose 1 "$G/demo/mpix_enqueue_demo" 2>&1 | \
-    tee -a "$OUT/enqueue.log" | grep -E "stream-ordered allreduce kernel|MPIX stream demo|graph replay" | sort | uniq -c | tr '\n' ' ')"
+  echo "-- $1 demo (verbose 1): $(timeout 40 $R --mca coll_gpu_timeout 10 --mca coll_gpu_verbose 1 "$G/demo/mpix_enqueue_demo" 2>&1 | \
+    tee -a "$OUT/enqueue.log" | grep -E "stream-ordered allreduce kernel|MPIX stream demo|graph replay" | sed 's/^.*coll_gpu//' | sort | uniq -c | tr '\n' ' ')"
   for r in 1 2; do
-    echo "-- $1 demo run $r: $(timeout 40 $R "$G/demo/mpix_enqueue_demo" 2>&1 | tail -1)"
+    echo "-- $1 demo run $r: $(timeout 40 $R --mca coll_gpu_timeout 10 "$G/demo/mpix_enqueue_demo" 2>&1 | tail -1)"
   done
 }
 {
