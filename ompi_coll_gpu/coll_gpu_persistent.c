@@ -377,7 +377,7 @@ static int gpu_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, i
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
                                  .rdtype = dtype, .root = root };
-    if (!mca_coll_gpu_is_device(buf)) {
+    if (gpu_prev_takes(module, buf, buf)) {
         return GPU_M(module)->prev.coll_bcast_init(buf, count, dtype, root, comm, info, request,
                                                    GPU_M(module)->prev.coll_bcast_init_module);
     }
@@ -393,7 +393,7 @@ static int gpu_scan_like_init(mca_coll_gpu_args_kind_t kind, const void *sbuf, v
     mca_coll_gpu_module_t *m = GPU_M(module);
     const mca_coll_gpu_args_t a = { .kind = kind, .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
                                  .rdtype = dtype, .op = op };
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return MCA_COLL_GPU_ARGS_SCAN == kind
                    ? m->prev.coll_scan_init(sbuf, rbuf, count, dtype, op, comm, info, request,
                                             m->prev.coll_scan_init_module)
@@ -546,7 +546,7 @@ static int gpu_alltoallw_init(const void *sbuf, const int *scounts, const int *s
                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    if (!gpu_pdev(sbuf, rbuf)) {
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_alltoallw_init(
             sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm, info,
             request, GPU_M(module)->prev.coll_alltoallw_init_module);
