@@ -78,6 +78,11 @@ static const size_t mca_coll_gpu_prev_modules[] = {
     offsetof(mca_coll_base_comm_coll_t, coll_scan_init_module),
     offsetof(mca_coll_base_comm_coll_t, coll_scatter_init_module),
     offsetof(mca_coll_base_comm_coll_t, coll_scatterv_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_barrier_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_allgather_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_allgatherv_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoall_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoallv_init_module),
 };
 #define GPU_NPREV (sizeof(mca_coll_gpu_prev_modules) / sizeof(mca_coll_gpu_prev_modules[0]))
 

@@ -546,13 +546,114 @@ static int gpu_alltoallw_init(const void *sbuf, const int *scounts, const int *s
                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    /* host buffers: the previous module's request on every rank (a device
+     * rank gets the error below), so the rounds match uncounted */
+    if (!gpu_pdev(sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_alltoallw_init(
             sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm, info,
             request, GPU_M(module)->prev.coll_alltoallw_init_module);
     }
     mca_coll_gpu_show_help("persistent-alltoallw", comm->c_name);
     return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+/*
+ * Persistent barrier and neighborhood collectives (host buffers: no device
+ * algorithm).  Where ranks may mix memory kinds, Open MPI's requests would
+ * take their libnbc tag at init, possibly while a call of this
+ * communicator waits in the queue for its peers' kinds; ours start each
+ * round through the nonblocking entry, in call order behind such a call.
+ * Elsewhere, and for device buffers, they are the previous module's.
+ */
+static int gpu_ours_in_order(mca_coll_base_module_t *module, int has_nb)
+{
+    return has_nb && NULL != GPU_M(module)->kpost.slot;
+}
+
+static int gpu_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BARRIER };
+    if (!gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ibarrier)) {
+        return GPU_M(module)->prev.coll_barrier_init(comm, info, request,
+                                                     GPU_M(module)->prev.coll_barrier_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_neighbor_allgather_init(const void *sbuf, int scount,
+                                       struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                                       struct ompi_datatype_t *rdtype,
+                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                       ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHER, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
+    if (gpu_pdev(sbuf, rbuf) ||
+        !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_allgather)) {
+        return GPU_M(module)->prev.coll_neighbor_allgather_init(
+            sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
+            GPU_M(module)->prev.coll_neighbor_allgather_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_neighbor_allgatherv_init(const void *sbuf, int scount,
+                                        struct ompi_datatype_t *sdtype, void *rbuf,
+                                        const int *rcounts, const int *displs,
+                                        struct ompi_datatype_t *rdtype,
+                                        struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                        ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHERV, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
+    if (gpu_pdev(sbuf, rbuf) ||
+        !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_allgatherv)) {
+        return GPU_M(module)->prev.coll_neighbor_allgatherv_init(
+            sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, info, request,
+            GPU_M(module)->prev.coll_neighbor_allgatherv_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_neighbor_alltoall_init(const void *sbuf, int scount,
+                                      struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                                      struct ompi_datatype_t *rdtype,
+                                      struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                      ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALL, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
+    if (gpu_pdev(sbuf, rbuf) ||
+        !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_alltoall)) {
+        return GPU_M(module)->prev.coll_neighbor_alltoall_init(
+            sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
+            GPU_M(module)->prev.coll_neighbor_alltoall_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
+static int gpu_neighbor_alltoallv_init(const void *sbuf, const int *scounts, const int *sdispls,
+                                       struct ompi_datatype_t *sdtype, void *rbuf,
+                                       const int *rcounts, const int *rdispls,
+                                       struct ompi_datatype_t *rdtype,
+                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                       ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLV, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                                    .rdtype = rdtype };
+    if (gpu_pdev(sbuf, rbuf) ||
+        !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_alltoallv)) {
+        return GPU_M(module)->prev.coll_neighbor_alltoallv_init(
+            sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, info, request,
+            GPU_M(module)->prev.coll_neighbor_alltoallv_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
 }
 
 /* Device calls run through our nonblocking entry points; host calls need
@@ -577,6 +678,11 @@ void mca_coll_gpu_persistent_enable(mca_coll_gpu_module_t *m)
     if (NULL == p->coll_scan_init) s->coll_scan_init = NULL;
     if (NULL == p->coll_scatter_init) s->coll_scatter_init = NULL;
     if (NULL == p->coll_scatterv_init) s->coll_scatterv_init = NULL;
+    if (NULL == p->coll_barrier_init) s->coll_barrier_init = NULL;
+    if (NULL == p->coll_neighbor_allgather_init) s->coll_neighbor_allgather_init = NULL;
+    if (NULL == p->coll_neighbor_allgatherv_init) s->coll_neighbor_allgatherv_init = NULL;
+    if (NULL == p->coll_neighbor_alltoall_init) s->coll_neighbor_alltoall_init = NULL;
+    if (NULL == p->coll_neighbor_alltoallv_init) s->coll_neighbor_alltoallv_init = NULL;
 }
 
 void mca_coll_gpu_install_persistent(mca_coll_gpu_module_t *m)
@@ -597,4 +703,9 @@ void mca_coll_gpu_install_persistent(mca_coll_gpu_module_t *m)
     m->super.coll_scan_init = gpu_scan_init;
     m->super.coll_scatter_init = gpu_scatter_init;
     m->super.coll_scatterv_init = gpu_scatterv_init;
+    m->super.coll_barrier_init = gpu_barrier_init;
+    m->super.coll_neighbor_allgather_init = gpu_neighbor_allgather_init;
+    m->super.coll_neighbor_allgatherv_init = gpu_neighbor_allgatherv_init;
+    m->super.coll_neighbor_alltoall_init = gpu_neighbor_alltoall_init;
+    m->super.coll_neighbor_alltoallv_init = gpu_neighbor_alltoallv_init;
 }

@@ -18,6 +18,10 @@
 #define MPIX_Reduce_scatter_block_init MPI_Reduce_scatter_block_init
 #define MPIX_Scan_init MPI_Scan_init
 #define MPIX_Gather_init MPI_Gather_init
+#define MPIX_Barrier_init MPI_Barrier_init
+#define MPIX_Alltoallw_init MPI_Alltoallw_init
+#define MPIX_Neighbor_allgather_init MPI_Neighbor_allgather_init
+#define MPIX_Neighbor_alltoall_init MPI_Neighbor_alltoall_init
 #else
 #include <mpi-ext.h>
 #endif

@@ -278,6 +278,64 @@ static void run_startall(size_t count)
     free(ref);
 }
 
+/* Host buffers only (no device form): a persistent barrier, alltoallw, and
+ * neighborhood allgather and alltoall on a periodic ring, started twice.
+ * Where ranks may mix memory kinds coll/gpu owns the barrier and
+ * neighborhood requests (their rounds start in call order); alltoallw stays
+ * the previous module's. */
+static void run_host_only(void)
+{
+    const int dims = wsize, periods = 1;
+    int *sw = malloc(sizeof(int) * (size_t) wsize), *rw = malloc(sizeof(int) * (size_t) wsize);
+    int *ones = malloc(sizeof(int) * (size_t) wsize), *dis = malloc(sizeof(int) * (size_t) wsize);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t) wsize);
+    int me, left, right, word, ag[2], a2a[2], out[2];
+    MPI_Request req[4];
+    MPI_Comm ring;
+
+    MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring);
+    MPI_Comm_rank(ring, &me);
+    MPI_Cart_shift(ring, 0, 1, &left, &right);
+    for (int q = 0; q < wsize; ++q) {
+        ones[q] = 1;
+        dis[q] = (int) sizeof(int) * q;
+        types[q] = MPI_INT;
+    }
+    MPIX_Barrier_init(ring, MPI_INFO_NULL, &req[0]);
+    MPIX_Alltoallw_init(sw, ones, dis, types, rw, ones, dis, types, ring, MPI_INFO_NULL, &req[1]);
+    MPIX_Neighbor_allgather_init(&word, 1, MPI_INT, ag, 1, MPI_INT, ring, MPI_INFO_NULL, &req[2]);
+    MPIX_Neighbor_alltoall_init(out, 1, MPI_INT, a2a, 1, MPI_INT, ring, MPI_INFO_NULL, &req[3]);
+    for (int k = 0; k < 2; ++k) {
+        int ok = 1;
+        word = val(me, k, 7, 0xb0bull);
+        out[0] = out[1] = val(me, k, 9, 0xb0bull);
+        for (int q = 0; q < wsize; ++q) {
+            sw[q] = val(me, k, (size_t) q, 0xa2aull);
+            rw[q] = -1;
+        }
+        ag[0] = ag[1] = a2a[0] = a2a[1] = -1;
+        MPI_Startall(4, req);
+        ring_traffic();
+        MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+        for (int q = 0; q < wsize; ++q) {
+            ok &= rw[q] == val(q, k, (size_t) me, 0xa2aull);
+        }
+        ok &= ag[0] == val(left, k, 7, 0xb0bull) && ag[1] == val(right, k, 7, 0xb0bull);
+        ok &= a2a[0] == val(left, k, 9, 0xb0bull) && a2a[1] == val(right, k, 9, 0xb0bull);
+        record(ok, "host only: persistent barrier, alltoallw, neighbor allgather and alltoall "
+               "on a ring, started together", k);
+    }
+    for (int i = 0; i < 4; ++i) {
+        MPI_Request_free(&req[i]);
+    }
+    MPI_Comm_free(&ring);
+    free(sw);
+    free(rw);
+    free(ones);
+    free(dis);
+    free(types);
+}
+
 static void run_all(void)
 {
     const size_t counts[] = { 1, 1000, 300001 };
@@ -300,6 +358,7 @@ int main(int argc, char **argv)
 
     on_device = 0;
     run_all();
+    run_host_only();
     if (cudaSuccess != cudaGetDeviceCount(&ndev) || ndev < 1) {
         if (0 == wrank) {
             printf("SKIP device buffers: no CUDA device visible (host buffers were tested)\n");
