@@ -1,0 +1,151 @@
+/*
+ * What communicators cost in GPU memory (issue: what coll/gpu costs the
+ * application), GPU host.
+ *
+ *   test_gpu_comm_memory [live] [cycles] [bytes]
+ *
+ * live communicators (default 100, dups of MPI_COMM_WORLD) each run one
+ * device allreduce of bytes (default 8) and stay alive; then they are
+ * freed; then cycles (default 1000) dup / allreduce / free rounds.  Every
+ * result is checked against a host reference (random non-zero integers,
+ * poisoned output), so a communicator that ran out of GPU memory at setup
+ * and staged must still be right.  Prints the free GPU memory (after a
+ * barrier and a device synchronize) at each point and the cost per live
+ * communicator and rank; fails when memory does not come back after the
+ * frees (more than 64 MiB below the start) or grows over the cycles.
+ * "N passed, N failed" on rank 0; SKIP without a GPU.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu_test_world.h"
+
+#define SLACK ((size_t) 64 << 20)
+
+/* free GPU memory once every rank's work is done (the smallest over the
+ * ranks of this node's GPU: they share what cudaMemGetInfo sees) */
+static size_t free_now(void)
+{
+    size_t f = 0, t = 0;
+    unsigned long long mine, least = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    CK(cudaDeviceSynchronize());
+    MPI_Barrier(MPI_COMM_WORLD);
+    CK(cudaMemGetInfo(&f, &t));
+    mine = (unsigned long long) f;
+    MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    return (size_t) least;
+}
+
+/* one device allreduce of n floats on c, checked: 0 when right */
+static int one_allreduce(MPI_Comm c, float *d_in, float *d_out, float *h, size_t n, int t)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+        h[i] = val(wrank, i, t);
+    }
+    CK(cudaMemcpy(d_in, h, n * sizeof(float), cudaMemcpyHostToDevice));
+    CK(cudaMemset(d_out, 0xff, n * sizeof(float)));
+    if (MPI_SUCCESS != MPI_Allreduce(d_in, d_out, (int) n, MPI_FLOAT, MPI_SUM, c)) {
+        return 1;
+    }
+    CK(cudaMemcpy(h, d_out, n * sizeof(float), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; ++i) {
+        float ref = 0;
+        for (int r = 0; r < wsize; ++r) {
+            ref += val(r, i, t);
+        }
+        bad += h[i] != ref;
+    }
+    return bad != 0;
+}
+
+int main(int argc, char **argv)
+{
+    const int live = argc > 1 ? atoi(argv[1]) : 100;
+    const int cycles = argc > 2 ? atoi(argv[2]) : 1000;
+    const size_t bytes = argc > 3 ? (size_t) atoll(argv[3]) : 8;
+    const size_t n = bytes / sizeof(float) > 0 ? bytes / sizeof(float) : 1;
+    int ndev = 0, bad = 0;
+    size_t f0, f1, f2, f3;
+    MPI_Comm *comms;
+    float *d_in, *d_out, *h;
+    char what[200];
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (cudaSuccess != cudaGetDeviceCount(&ndev) || ndev < 1) {
+        if (0 == wrank) {
+            printf("SKIP test_gpu_comm_memory: no CUDA device visible\n");
+        }
+        MPI_Finalize();
+        return 0;
+    }
+    CK(cudaSetDevice(wrank % ndev));
+    CK(cudaMalloc((void **) &d_in, n * sizeof(float)));
+    CK(cudaMalloc((void **) &d_out, n * sizeof(float)));
+    h = malloc(n * sizeof(float));
+    comms = calloc((size_t) (live > 0 ? live : 1), sizeof(MPI_Comm));
+    /* MPI_COMM_WORLD's own state first, so it does not count below */
+    bad += one_allreduce(MPI_COMM_WORLD, d_in, d_out, h, n, 0);
+    f0 = free_now();
+
+    for (int k = 0; k < live; ++k) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &comms[k]);
+        MPI_Comm_set_errhandler(comms[k], MPI_ERRORS_RETURN);
+        bad += one_allreduce(comms[k], d_in, d_out, h, n, k + 1);
+    }
+    f1 = free_now();
+    snprintf(what, sizeof(what), "%d live communicators, one %zu-byte device allreduce each: "
+             "results right", live, n * sizeof(float));
+    record(0 == bad, what);
+    bad = 0;
+    for (int k = 0; k < live; ++k) {
+        MPI_Comm_free(&comms[k]);
+    }
+    f2 = free_now();
+    if (0 == wrank) {
+        const double per = live > 0 && f0 > f1
+                           ? (double) (f0 - f1) / live / (wsize < ndev ? 1 : (double) wsize / ndev)
+                           : 0.0;
+        printf("free GPU memory: %.1f MiB at start, %.1f with %d communicators (%.1f MiB per "
+               "communicator and rank), %.1f after freeing them\n", f0 / 1048576.0,
+               f1 / 1048576.0, live, per / 1048576.0, f2 / 1048576.0);
+    }
+    snprintf(what, sizeof(what), "GPU memory back after freeing %d communicators (within %zu MiB)",
+             live, SLACK >> 20);
+    record(f2 + SLACK >= f0, what);
+
+    for (int k = 0; k < cycles; ++k) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        bad += one_allreduce(c, d_in, d_out, h, n, 1000 + k);
+        MPI_Comm_free(&c);
+    }
+    f3 = free_now();
+    if (0 == wrank) {
+        printf("free GPU memory after %d dup/allreduce/free cycles: %.1f MiB\n", cycles,
+               f3 / 1048576.0);
+    }
+    snprintf(what, sizeof(what), "%d dup/allreduce/free cycles: results right", cycles);
+    record(0 == bad, what);
+    snprintf(what, sizeof(what), "%d dup/allreduce/free cycles: GPU memory flat (within %zu MiB)",
+             cycles, SLACK >> 20);
+    record(f3 + SLACK >= f2, what);
+
+    if (0 == wrank) {
+        printf("test_gpu_comm_memory (%d ranks): %d passed, %d failed\n", wsize, npass, nfail);
+    }
+    free(comms);
+    free(h);
+    CK(cudaFree(d_in));
+    CK(cudaFree(d_out));
+    MPI_Finalize();
+    return nfail > 0;
+}
