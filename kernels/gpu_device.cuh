@@ -173,6 +173,94 @@ __device__ __forceinline__ bool wait_geq(const unsigned long long *f, unsigned l
     return true;
 }
 
+/*
+ * LL lines (the resident kernel, kernels/gpu_ll.h, and the stream-ordered
+ * allreduce, kernels/gpu_stream.h): 8 payload bytes and two copies of the
+ * call's flag in one 16-byte store; a reader takes a line only when both
+ * flags match.  And up to 8 bytes of user memory at the widest access the
+ * address allows.
+ */
+__device__ __forceinline__ void ll_put(char *dst, unsigned long long v, uint32_t flag)
+{
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst),
+                 "r"((uint32_t) v), "r"(flag), "r"((uint32_t) (v >> 32)), "r"(flag)
+                 : "memory");
+}
+
+__device__ __forceinline__ bool ll_try(const char *src, uint32_t flag, unsigned long long *v)
+{
+    uint32_t a, f0, b, f1;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a), "=r"(f0), "=r"(b), "=r"(f1)
+                 : "l"(src)
+                 : "memory");
+    if (f0 != flag || f1 != flag) {
+        return false;
+    }
+    *v = (unsigned long long) a | ((unsigned long long) b << 32);
+    return true;
+}
+
+/* Up to 8 bytes of user memory, at the widest access the address allows. */
+__device__ __forceinline__ unsigned long long load8(const char *p, size_t valid)
+{
+    const uintptr_t a = (uintptr_t) p;
+    if (valid >= 8 && 0 == (a & 7)) {
+        return *reinterpret_cast<const unsigned long long *>(p);
+    }
+    if (valid >= 8 && 0 == (a & 3)) {
+        const unsigned *q = reinterpret_cast<const unsigned *>(p);
+        return (unsigned long long) q[0] | ((unsigned long long) q[1] << 32);
+    }
+    unsigned long long v = 0;
+    for (size_t i = 0; i < valid && i < 8; ++i) {
+        v |= (unsigned long long) (unsigned char) p[i] << (8 * i);
+    }
+    return v;
+}
+
+__device__ __forceinline__ void store8(char *p, unsigned long long v, size_t valid)
+{
+    const uintptr_t a = (uintptr_t) p;
+    if (valid >= 8 && 0 == (a & 7)) {
+        *reinterpret_cast<unsigned long long *>(p) = v;
+        return;
+    }
+    if (valid >= 8 && 0 == (a & 3)) {
+        unsigned *q = reinterpret_cast<unsigned *>(p);
+        q[0] = (unsigned) v;
+        q[1] = (unsigned) (v >> 32);
+        return;
+    }
+    for (size_t i = 0; i < valid && i < 8; ++i) {
+        p[i] = (char) (v >> (8 * i));
+    }
+}
+
+/* One thread waits for LL line l to carry flag, bounded by the launch's
+ * a.timeout_ns (a timeout is recorded in a.err against src and call seq);
+ * false on expiry or once another thread of the launch gave up. */
+template <class Args>
+__device__ __forceinline__ bool ll_wait(const char *l, uint32_t flag, unsigned long long *v,
+                                        const Args &a, int src, unsigned long long seq)
+{
+    if (ll_try(l, flag, v)) {
+        return true;
+    }
+    const unsigned long long t0 = globaltimer();
+    unsigned spins = 0;
+    while (!ll_try(l, flag, v)) {
+        if (0 == (++spins & 255) && globaltimer() - t0 > a.timeout_ns) {
+            report_timeout(a.err, src, GPU_STAGE_LL, seq, 0);
+            return false;
+        }
+        if (0 == (spins & 4095) && gave_up(a.err)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace gpu_dev
 
 #endif /* GPU_DEVICE_CUH */

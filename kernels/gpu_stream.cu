@@ -11,61 +11,6 @@ namespace {
 
 using namespace gpu_dev;
 
-__device__ __forceinline__ void line_put(char *dst, unsigned long long v, uint32_t flag)
-{
-    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(dst),
-                 "r"((uint32_t) v), "r"(flag), "r"((uint32_t) (v >> 32)), "r"(flag)
-                 : "memory");
-}
-
-__device__ __forceinline__ bool line_try(const char *src, uint32_t flag, unsigned long long *v)
-{
-    uint32_t lo, f0, hi, f1;
-    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(lo), "=r"(f0), "=r"(hi), "=r"(f1)
-                 : "l"(src)
-                 : "memory");
-    if (f0 != flag || f1 != flag) {
-        return false;
-    }
-    *v = (unsigned long long) lo | ((unsigned long long) hi << 32);
-    return true;
-}
-
-/* Up to 8 bytes of user memory; the payload of the last line may be short. */
-__device__ __forceinline__ unsigned long long load_payload(const char *p, size_t valid)
-{
-    if (valid >= 8 && 0 == ((uintptr_t) p & 7)) {
-        return *reinterpret_cast<const unsigned long long *>(p);
-    }
-    if (valid >= 8 && 0 == ((uintptr_t) p & 3)) {
-        const unsigned *q = reinterpret_cast<const unsigned *>(p);
-        return (unsigned long long) q[0] | ((unsigned long long) q[1] << 32);
-    }
-    unsigned long long v = 0;
-    for (size_t i = 0; i < valid && i < 8; ++i) {
-        v |= (unsigned long long) (unsigned char) p[i] << (8 * i);
-    }
-    return v;
-}
-
-__device__ __forceinline__ void store_payload(char *p, unsigned long long v, size_t valid)
-{
-    if (valid >= 8 && 0 == ((uintptr_t) p & 7)) {
-        *reinterpret_cast<unsigned long long *>(p) = v;
-        return;
-    }
-    if (valid >= 8 && 0 == ((uintptr_t) p & 3)) {
-        unsigned *q = reinterpret_cast<unsigned *>(p);
-        q[0] = (unsigned) v;
-        q[1] = (unsigned) (v >> 32);
-        return;
-    }
-    for (size_t i = 0; i < valid && i < 8; ++i) {
-        p[i] = (char) (v >> (8 * i));
-    }
-}
-
 template <class T> union payload {
     unsigned long long u;
     T e[GPU_STREAM_PAYLOAD / sizeof(T)];
@@ -82,28 +27,6 @@ __device__ __forceinline__ unsigned long long fold(unsigned long long acc, unsig
         a.e[k] = gpu_red<OP, T>::apply(a.e[k], b.e[k]);
     }
     return a.u;
-}
-
-/* One thread waits for a line; false after the timeout or once another
- * thread of the launch gave up (waits must not add their timeouts up). */
-__device__ bool line_get(const char *l, uint32_t flag, unsigned long long *v,
-                         const gpu_stream_args_t &a, int src, unsigned long long seq)
-{
-    if (line_try(l, flag, v)) {
-        return true;
-    }
-    const unsigned long long t0 = globaltimer();
-    unsigned spins = 0;
-    while (!line_try(l, flag, v)) {
-        if (0 == (++spins & 255) && globaltimer() - t0 > a.timeout_ns) {
-            report_timeout(a.err, src, GPU_STAGE_LL, seq, 0);
-            return false;
-        }
-        if (0 == (spins & 4095) && gave_up(a.err)) {
-            return false;
-        }
-    }
-    return true;
 }
 
 template <gpu_op_t OP, class T>
@@ -132,10 +55,10 @@ __global__ void __launch_bounds__(GPU_STREAM_THREADS) k_stream_allreduce(gpu_str
     /* send: my lines into my slot of every peer's region */
     for (size_t i = first; i < lines; i += stride) {
         const size_t off = i * GPU_STREAM_PAYLOAD;
-        const unsigned long long v = load_payload(in + off, bytes - off);
+        const unsigned long long v = load8(in + off, bytes - off);
         for (int k = 1; k < a.nranks; ++k) {
             const int q = (a.rank + k) % a.nranks;
-            line_put(a.peer_base[q] + a.region_off +
+            ll_put(a.peer_base[q] + a.region_off +
                          gpu_stream_line_off(parity, a.rank, a.nranks, a.slot_lines, i),
                      v, flag);
         }
@@ -149,16 +72,16 @@ __global__ void __launch_bounds__(GPU_STREAM_THREADS) k_stream_allreduce(gpu_str
         unsigned long long acc = 0, x;
         for (int r = 0; r < a.nranks; ++r) {
             if (r == a.rank) {
-                x = load_payload(in + off, valid);
-            } else if (!line_get(mine + gpu_stream_line_off(parity, r, a.nranks, a.slot_lines, i),
-                                 flag, &x, a, r, seq)) {
+                x = load8(in + off, valid);
+            } else if (!ll_wait(mine + gpu_stream_line_off(parity, r, a.nranks, a.slot_lines, i),
+                                flag, &x, a, r, seq)) {
                 ok = false;
                 break;
             }
             acc = 0 == r ? x : fold<OP, T>(acc, x);
         }
         if (ok) {
-            store_payload(out + off, acc, valid);
+            store8(out + off, acc, valid);
         }
     }
     /* the last block to finish advances the call counter for the next
