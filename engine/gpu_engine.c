@@ -252,6 +252,9 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     if (0 == count) {
         return gpu_engine_finish(c, &what, req);
     }
+    if (NULL == req && c->direct_on) {
+        return gpu_engine_direct_allreduce(c, &what, in, out, count, op, dt);
+    }
     const int resident = gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);
     const int async = NULL != req && c->nranks > 1 && gpu_engine_hs_async_takes(c, NULL);
     if (resident || async || gpu_engine_paced_takes(c, NULL, NULL == req)) {
@@ -283,6 +286,13 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         return gpu_engine_finish(c, &what, req);
     }
 
+    algo = gpu_engine_choose(c, bytes);
+    if (GPU_ALGO_TWOSHOT == algo) {
+        st = gpu_engine_big_need(c, NULL == req);
+        if (GPU_OK != st) {
+            return st;
+        }
+    }
     memset(&a, 0, sizeof(a));
     a.in = in;
     a.out = out;
@@ -290,7 +300,10 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     a.nranks = c->nranks;
     a.rank = c->rank;
     a.nthreads = c->p.nthreads;
-    memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
+    /* the one-shot's flags and slots are in the small area, the two-shot's
+     * in the large one */
+    memcpy(a.peer_base, GPU_ALGO_TWOSHOT == algo ? c->big_base : c->peer_base,
+           sizeof(a.peer_base));
     a.ll_off = c->ll_off;
     a.ll_slot_bytes = c->ll_slot;
     a.ts_off = c->ts_off;
@@ -298,8 +311,6 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     a.seq = ++c->seq;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.err = c->err_dev;
-
-    algo = gpu_engine_choose(c, bytes);
     if (GPU_ALGO_ONESHOT == algo) {
         a.nblocks = c->p.oneshot_blocks;
         a.ll_buf = (int) (c->oneshot_calls++ & 1);

@@ -48,10 +48,15 @@ typedef struct {
     int persist_blocks;
     size_t persist_piece_bytes; /* smallest piece of a pair a block takes */
     double persist_idle_us;     /* the kernel exits after this long without a call */
+    double persist_gap_us;      /* ...or soon after each call, when the application's
+                                   time between calls averages more (0: never) */
     int paced;                  /* host-paced blocking calls: -1 when ranks share a GPU */
     int threads;                /* MPI_THREAD_MULTIPLE here: if any rank has it, every
                                    call is host-paced (no kernel waits for a peer) */
     size_t paced_scratch;       /* bytes of their two staging areas per rank */
+    int scratch_eager;          /* the large areas at setup, not at the first large call */
+    int direct;                 /* ranks time-slicing one GPU: one process runs each
+                                   blocking allreduce for all (gpu_engine_direct.c) */
     size_t stream_max_bytes;    /* largest stream-ordered allreduce (0: none; a
                                    communicator made by MPIX_Stream_comm_create) */
 } gpu_engine_params_t;
@@ -77,12 +82,20 @@ gpu_status_t gpu_engine_comm_create(const gpu_boot_ops_t *ops, void *ctx, int ra
                                     const gpu_engine_params_t *params, gpu_engine_comm_t **comm);
 void gpu_engine_comm_destroy(gpu_engine_comm_t *comm);
 
+/* 1 once after the large-message scratch could not be had on some rank
+ * (those calls are staged from then on: tell the user once). */
+int gpu_engine_big_refused(gpu_engine_comm_t *comm);
+
 /* Device this communicator's state lives on. */
 int gpu_engine_device(const gpu_engine_comm_t *comm);
 /* Make it current for a call from progress (another device may be), and
  * restore the caller's afterwards. */
 void gpu_engine_device_enter(gpu_engine_comm_t *comm);
 void gpu_engine_device_leave(gpu_engine_comm_t *comm);
+
+/* Blocking allreduces run by one process for all ranks (they time-slice
+ * one GPU without MPS): the component need not stage small ones. */
+int gpu_engine_direct(const gpu_engine_comm_t *comm);
 
 /* Blocking calls run as host-paced rounds, no device wait (ranks share a GPU). */
 int gpu_engine_paced(const gpu_engine_comm_t *comm);

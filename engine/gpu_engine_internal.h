@@ -16,6 +16,8 @@
 
 #define GPU_ENGINE_EVENTS 64
 
+enum { GPU_BIG_NONE = 0, GPU_BIG_READY, GPU_BIG_FAILED };
+
 struct gpu_engine_comm {
     int rank;
     int nranks;
@@ -25,8 +27,17 @@ struct gpu_engine_comm {
     gpu_engine_params_t p;
     gpu_topo_comm_t topo;
     const gpu_transport_ops_t *tr;
-    char *scratch;
+    char *scratch;                           /* small areas, from setup on (see gpu_engine_layout) */
     char *peer_base[GPU_MAX_PEERS];
+    /* the large areas (two-shot and exchange-kernel slots, with their own
+     * flags): only the launched kernels of large calls use them, so they
+     * are allocated and exchanged at the first blocking call that takes
+     * that path (the same call on every rank), or at setup when eager */
+    char *big;
+    char *big_base[GPU_MAX_PEERS];
+    size_t big_bytes;
+    int big_state;                           /* GPU_BIG_* */
+    int big_refused;                         /* growth failed, not yet told */
     size_t ll_off, ll_slot, ts_off, ts_block;
     cudaStream_t stream;
     gpu_kernel_error_t *err_host;
@@ -47,6 +58,10 @@ struct gpu_engine_comm {
     unsigned long long pk_dseq;              /* commands posted to our kernel */
     unsigned long long pk_seq;               /* collective calls run through it */
     gpu_ll_slots_t pk_slots;                 /* slot flow control (gpu_plan.h) */
+    double pk_end;                           /* when the last call through it returned */
+    double pk_gap_us;                        /* moving mean of the application's time
+                                                between calls (coll_gpu_persist_gap_us) */
+    unsigned long long pk_leaves;            /* calls after which it was told to leave */
     gpu_ll_mailbox_t *pk_mbox, *pk_mbox_dev;
     /* verbose 10, summed over calls: host post to GPU_LL_T_SEEN, each GPU
      * phase, the last stamp to done seen, and post to done seen (us);
@@ -63,6 +78,10 @@ struct gpu_engine_comm {
     size_t hs_off, hs_bytes;                 /* both areas, every receiver */
     const gpu_boot_ops_t *boot;              /* the host collectives, for the scrub */
     void *boot_ctx;
+    /* one process runs the call for every rank (gpu_engine_direct.c) */
+    int direct_on;
+    void *direct_all;                        /* the descriptors of every rank */
+    int32_t *direct_verdicts;
     /* stream-ordered allreduce (gpu_engine_stream.c, kernels/gpu_stream.h) */
     size_t st_off, st_bytes, st_lines;       /* region in every rank's scratch */
     gpu_kernel_error_t *st_err_host, *st_err_dev;   /* its own: a timeout there must not
@@ -103,7 +122,7 @@ gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, gpu_engine_what_t *what,
                                gpu_engine_req_t *req);
 
 /* Persistent engine (gpu_engine_pk.c). */
-size_t gpu_engine_pk_region_bytes(const gpu_engine_params_t *p, int nranks);
+size_t gpu_engine_pk_region_bytes(const gpu_engine_comm_t *c);
 gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c);
 void gpu_engine_pk_release(gpu_engine_comm_t *c);
 /* May a blocking call with this plan run there (same answer on every rank)? */
@@ -117,6 +136,12 @@ void gpu_engine_pk_park(gpu_engine_comm_t *c);
 
 /* Setup helpers (gpu_engine_setup.c): everything the setup acquired. */
 void gpu_engine_release(gpu_engine_comm_t *c);
+/* The large areas for a call about to launch a two-shot or exchange
+ * kernel (a choice every rank makes alike): GPU_OK when they exist; a
+ * blocking call allocates and exchanges them with the peers (all ranks
+ * are in this call); GPU_ERR_UNSUPPORTED (the caller stages) for a
+ * nonblocking call before that, or once a growth failed on some rank. */
+gpu_status_t gpu_engine_big_need(gpu_engine_comm_t *c, int blocking);
 /* An event from the engine's pool, and back. */
 gpu_status_t gpu_engine_event(gpu_engine_comm_t *c, cudaEvent_t *ev);
 void gpu_engine_event_put(gpu_engine_comm_t *c, cudaEvent_t ev);
@@ -124,6 +149,14 @@ void gpu_engine_event_put(gpu_engine_comm_t *c, cudaEvent_t ev);
  * (other communicators' requests need this rank).  Called every 1024th
  * spin, from the second on, so calls that end quickly never pay it. */
 void gpu_engine_wait_progress(gpu_engine_comm_t *c, unsigned spins);
+
+/* One process for every rank of a time-sliced GPU (gpu_engine_direct.c):
+ * wanted (busids known; the same answer on every rank), and a blocking
+ * allreduce run that way (GPU_ERR_UNSUPPORTED, alike everywhere: stage). */
+int gpu_engine_direct_wanted(const gpu_engine_comm_t *c);
+gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                                         const void *in, void *out, size_t count, gpu_op_t op,
+                                         gpu_dtype_t dt);
 
 /* Stream-ordered allreduce (gpu_engine_stream.c): its error record. */
 gpu_status_t gpu_engine_stream_setup(gpu_engine_comm_t *c);

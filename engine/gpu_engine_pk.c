@@ -18,14 +18,25 @@
 #include "util/gpu_cuda_drv.h"
 
 #define GPU_PK_SCRUB_MASK ((1ull << 30) - 1)
+/* How long the kernel stays after a call when the application works
+ * between calls: long enough for a second call right behind (two dot
+ * products), short next to a relaunch (about 4 us) */
+#define GPU_PK_LEAVE_NS 3000ull
 
-size_t gpu_engine_pk_region_bytes(const gpu_engine_params_t *p, int nranks)
+/* Ranks that time-slice one GPU (no MPS) would each hold it through every
+ * slice with a resident kernel; MPI_THREAD_MULTIPLE paces every call. */
+static int gpu_pk_wanted(const gpu_engine_comm_t *c)
 {
-    const size_t lines = p->persist_max_bytes / GPU_LL_PAYLOAD;
-    if (0 == p->persist || nranks < 2 || 0 == lines) {
+    return !(c->p.persist < 0 && gpu_engine_gpu_shared(c) && !c->mps_all) && !c->threads_any;
+}
+
+size_t gpu_engine_pk_region_bytes(const gpu_engine_comm_t *c)
+{
+    const size_t lines = c->p.persist_max_bytes / GPU_LL_PAYLOAD;
+    if (0 == c->p.persist || c->nranks < 2 || 0 == lines || !gpu_pk_wanted(c)) {
         return 0;
     }
-    return GPU_LL_SLOTS_OFF + 2 * (size_t) nranks * lines * GPU_LL_LINE;
+    return GPU_LL_SLOTS_OFF + 2 * (size_t) c->nranks * lines * GPU_LL_LINE;
 }
 
 gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
@@ -35,16 +46,9 @@ gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
 
     c->pk_on = 0;
     if (0 == c->pk_bytes) {
-        return GPU_OK;
-    }
-    /* ranks sharing a GPU time-slice it: a resident kernel per process would
-     * hold the GPU through every slice */
-    if (c->p.persist < 0 && gpu_engine_gpu_shared(c) && !c->mps_all) {
-        GPU_LOG(10, "rank %d: ranks share a GPU without MPS, persistent engine off", c->rank);
-        return GPU_OK;
-    }
-    if (c->threads_any) {
-        GPU_LOG(10, "rank %d: MPI_THREAD_MULTIPLE, persistent engine off", c->rank);
+        GPU_LOG(10, "rank %d: persistent engine off (%s)", c->rank,
+                c->threads_any ? "MPI_THREAD_MULTIPLE"
+                : gpu_pk_wanted(c) ? "coll_gpu_persist" : "ranks share a GPU without MPS");
         return GPU_OK;
     }
     GPU_CUDA_CHECK(cudaHostAlloc((void **) &c->pk_mbox, sizeof(*c->pk_mbox), cudaHostAllocMapped),
@@ -118,6 +122,7 @@ static gpu_status_t gpu_pk_launch(gpu_engine_comm_t *c, unsigned long long start
     a.gen = ++c->pk_gen;
     a.start = start;
     a.idle_ns = (unsigned long long) (c->p.persist_idle_us * 1e3);
+    a.idle_short_ns = a.idle_ns < GPU_PK_LEAVE_NS ? a.idle_ns : GPU_PK_LEAVE_NS;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.mbox = c->pk_mbox_dev;
     a.err = c->err_dev;
@@ -342,6 +347,14 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
         }
     }
     info.sys_fence = gpu_pk_cpu_reads_output(plan, c->rank, c->nranks);
+    if (c->p.persist_gap_us > 0 && c->pk_end > 0) {
+        /* the application's time since our last call, its GPU work on the
+         * default stream included (waited for above): where it is long,
+         * blocks polling through it would hold SMs its kernels want */
+        c->pk_gap_us = 0.5 * c->pk_gap_us + 0.5 * (gpu_clock_now() - c->pk_end) * 1e6;
+        info.leave = c->pk_gap_us > c->p.persist_gap_us;
+        c->pk_leaves += (unsigned long long) info.leave;
+    }
     d = ++c->pk_dseq;
     if (!c->pk_alive || gpu_pk_left_behind(c, d)) {
         st = gpu_pk_launch(c, d);
@@ -359,7 +372,9 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     }
     gpu_pk_write(c, w, nw, d);
     c->t_submit = gpu_clock_now();
-    return gpu_pk_wait(c, what, w, nw, d, busy);
+    st = gpu_pk_wait(c, what, w, nw, d, busy);
+    c->pk_end = gpu_clock_now();
+    return st;
 }
 
 void gpu_engine_pk_release(gpu_engine_comm_t *c)
@@ -372,10 +387,10 @@ void gpu_engine_pk_release(gpu_engine_comm_t *c)
         for (int i = 0; i < GPU_LL_STAMPS + 3 && len < (int) sizeof(line) - 32; ++i) {
             len += snprintf(line + len, sizeof(line) - (size_t) len, " %.2f", c->pk_span[i] / n);
         }
-        GPU_LOG(10, "rank %d: persistent engine ran %llu calls with %u launches; mean us of "
-                "%llu: host post to seen, GPU phases (gpu_ll.h), done to seen by host, post "
-                "to done seen, done seen to next post:%s", c->rank, c->pk_seq, c->pk_gen,
-                c->pk_stamped, line);
+        GPU_LOG(10, "rank %d: persistent engine ran %llu calls with %u launches (%llu told "
+                "to leave soon); mean us of %llu: host post to seen, GPU phases (gpu_ll.h), "
+                "done to seen by host, post to done seen, done seen to next post:%s", c->rank,
+                c->pk_seq, c->pk_gen, c->pk_leaves, c->pk_stamped, line);
     }
     if (NULL != c->pk_mbox) {
         (void) cudaFreeHost((void *) c->pk_mbox);

@@ -29,6 +29,7 @@ typedef struct {
     int32_t status;
     int32_t pad;
     gpu_ipc_handle_t handle;
+    gpu_ipc_handle_t big;       /* the large areas, when made at setup */
 } gpu_boot_handle_t;
 
 typedef struct {
@@ -52,34 +53,30 @@ struct gpu_engine_setup {
     int32_t verdict, *verdicts;
 };
 
+#define GPU_PK_REGION_CAP ((size_t) 32 << 20)
+
 static size_t gpu_round_up(size_t x, size_t a)
 {
     return (x + a - 1) / a * a;
 }
 
+/*
+ * Two allocations per rank.  The small one, made at setup: the one-shot's
+ * flags and LL slots, the resident kernel's lines, the host-paced staging
+ * (every nonblocking call) and the stream-ordered lines: what calls up to
+ * about a MiB use.  The large one, made at the first blocking call that
+ * launches a two-shot or exchange kernel: their flags and pipelined slots
+ * (coll_gpu_scratch_bytes, coll_gpu_xchg_scratch_bytes).  A communicator
+ * that never runs a large call never holds the large one.
+ */
 static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
 {
     size_t n = (size_t) c->nranks, cap;
 
     c->ll_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
     c->ll_slot = gpu_round_up(c->p.oneshot_max_bytes, 256);
-    c->ts_off = gpu_round_up(c->ll_off + 2 * n * c->ll_slot, 4096);
-    cap = c->p.twoshot_scratch / (size_t) c->p.nblocks / (2 * n);
-    cap = cap / 4096 * 4096;
-    if (cap < 4096) {
-        cap = 4096;
-    }
-    c->ts_block = cap * 2 * n;
-    /* exchange region: flags, then [source][block][parity] slots */
-    c->xg_flags_off = gpu_round_up(c->ts_off + c->ts_block * (size_t) c->p.nblocks, 4096);
-    c->xg_slots_off = c->xg_flags_off + gpu_round_up(GPU_XCHG_FLAGS_BYTES, 4096);
-    c->xg_slot = c->p.xchg_scratch / (n * (size_t) c->p.xchg_nblocks * 2) / 4096 * 4096;
-    if (c->xg_slot < GPU_XCHG_MIN_CHUNK) {
-        c->xg_slot = GPU_XCHG_MIN_CHUNK;
-    }
-    c->pk_off = gpu_round_up(c->xg_slots_off + c->xg_slot * n * (size_t) c->p.xchg_nblocks * 2,
-                             4096);
-    c->pk_bytes = gpu_engine_pk_region_bytes(&c->p, c->nranks);
+    c->pk_off = gpu_round_up(c->ll_off + 2 * n * c->ll_slot, 4096);
+    c->pk_bytes = gpu_engine_pk_region_bytes(c);
     c->hs_off = gpu_round_up(c->pk_off + c->pk_bytes, 4096);
     /* the staging of host-paced rounds: blocking calls where ranks share a
      * GPU, every nonblocking call (no kernel of theirs waits for a peer) */
@@ -89,6 +86,96 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     c->st_bytes = gpu_stream_region_bytes(c->p.stream_max_bytes, c->nranks);
     c->st_lines = (c->p.stream_max_bytes + GPU_STREAM_PAYLOAD - 1) / GPU_STREAM_PAYLOAD;
     *total = c->st_off + c->st_bytes;
+
+    /* large: the two-shot's own flags (values only grow, so fresh zeros
+     * serve whatever call comes first), its blocks, then the exchange
+     * kernel's flags and [source][block][parity] slots */
+    c->ts_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
+    cap = c->p.twoshot_scratch / (size_t) c->p.nblocks / (2 * n);
+    cap = cap / 4096 * 4096;
+    if (cap < 4096) {
+        cap = 4096;
+    }
+    c->ts_block = cap * 2 * n;
+    c->xg_flags_off = gpu_round_up(c->ts_off + c->ts_block * (size_t) c->p.nblocks, 4096);
+    c->xg_slots_off = c->xg_flags_off + gpu_round_up(GPU_XCHG_FLAGS_BYTES, 4096);
+    c->xg_slot = c->p.xchg_scratch / (n * (size_t) c->p.xchg_nblocks * 2) / 4096 * 4096;
+    if (c->xg_slot < GPU_XCHG_MIN_CHUNK) {
+        c->xg_slot = GPU_XCHG_MIN_CHUNK;
+    }
+    c->big_bytes = gpu_round_up(c->xg_slots_off + c->xg_slot * n * (size_t) c->p.xchg_nblocks * 2,
+                                4096);
+}
+
+/* The large areas of this rank, zeroed where flags live, exported. */
+static gpu_status_t gpu_engine_big_alloc(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
+{
+    gpu_status_t st;
+
+    if (cudaErrorMemoryAllocation == cudaMalloc((void **) &c->big, c->big_bytes)) {
+        (void) cudaGetLastError();
+        GPU_LOG(1, "rank %d: no room for %zu bytes of large-message scratch on device %d",
+                c->rank, c->big_bytes, c->device);
+        c->big = NULL;
+        return GPU_ERR_NO_MEMORY;
+    }
+    st = GPU_OK;
+    if (NULL == c->big) {
+        GPU_CUDA_CHECK(cudaGetLastError(), out);
+    }
+    GPU_CUDA_CHECK(cudaMemsetAsync(c->big, 0, c->ts_off, c->stream), err_free);
+    GPU_CUDA_CHECK(cudaMemsetAsync(c->big + c->xg_flags_off, 0,
+                                   c->xg_slots_off - c->xg_flags_off, c->stream), err_free);
+    GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), err_free);
+    st = c->tr->export_mem(c->big, handle);
+    if (GPU_OK != st) {
+        goto err_free;
+    }
+    GPU_LOG(10, "rank %d: large-message scratch %zu bytes (two-shot block %zu, exchange slot "
+            "%zu)", c->rank, c->big_bytes, c->ts_block, c->xg_slot);
+    return GPU_OK;
+
+err_free:
+    (void) cudaFree(c->big);
+    c->big = NULL;
+out:
+    return st;
+}
+
+/* Undo gpu_engine_big_alloc and any peer mappings. */
+static void gpu_engine_big_release(gpu_engine_comm_t *c)
+{
+    for (int i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
+        if (i != c->rank && NULL != c->big_base[i]) {
+            c->tr->release_mem(c->big_base[i]);
+        }
+        c->big_base[i] = NULL;
+    }
+    if (NULL != c->big) {
+        (void) cudaFree(c->big);
+        c->big = NULL;
+    }
+}
+
+/* Map every peer's area of kind big (or small); a failure leaves what was
+ * mapped for the release. */
+static gpu_status_t gpu_engine_map(gpu_engine_comm_t *c, const gpu_ipc_handle_t *const *handles,
+                                   int big)
+{
+    char **bases = big ? c->big_base : c->peer_base;
+    for (int i = 0; i < c->nranks; ++i) {
+        if (i == c->rank) {
+            bases[i] = big ? c->big : c->scratch;
+            continue;
+        }
+        if (GPU_OK != c->tr->import_mem(handles[i], (void **) &bases[i])) {
+            bases[i] = NULL;
+            GPU_ERROR("rank %d: cannot map %s scratch of rank %d", c->rank,
+                      big ? "the large-message" : "the", i);
+            return GPU_ERR_CUDA;
+        }
+    }
+    return GPU_OK;
 }
 
 static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
@@ -115,9 +202,7 @@ static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_
     if (NULL == c->scratch) {
         GPU_CUDA_CHECK(cudaGetLastError(), err_host);
     }
-    GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch, 0, c->ts_off, c->stream), err_scratch);
-    GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->xg_flags_off, 0,
-                                   c->xg_slots_off - c->xg_flags_off, c->stream), err_scratch);
+    GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch, 0, c->pk_off, c->stream), err_scratch);
     if (c->pk_bytes > 0) {
         GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->pk_off, 0, c->pk_bytes, c->stream),
                        err_scratch);
@@ -135,8 +220,10 @@ static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_
     if (GPU_OK != st) {
         goto err_stream_setup;
     }
-    GPU_LOG(10, "rank %d: scratch %zu bytes on device %d (one-shot slot %zu, two-shot block %zu)",
-            c->rank, total, c->device, c->ll_slot, c->ts_block);
+    GPU_LOG(10, "rank %d: scratch %zu bytes on device %d (one-shot slot %zu, resident %zu, "
+            "paced %zu; large-message areas %zu bytes %s)", c->rank, total, c->device, c->ll_slot,
+            c->pk_bytes, c->hs_bytes, c->big_bytes,
+            c->p.scratch_eager ? "now" : "at the first large call");
     return GPU_OK;
 
 err_stream_setup:
@@ -161,8 +248,13 @@ err_out:
 void gpu_engine_release(gpu_engine_comm_t *c)
 {
     int i;
+    free(c->direct_all);
+    free(c->direct_verdicts);
+    c->direct_all = NULL;
+    c->direct_verdicts = NULL;
     gpu_engine_pk_release(c);
     gpu_engine_stream_release(c);
+    gpu_engine_big_release(c);
     for (i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
         if (i != c->rank && NULL != c->peer_base[i]) {
             c->tr->release_mem(c->peer_base[i]);
@@ -185,25 +277,6 @@ void gpu_engine_release(gpu_engine_comm_t *c)
         (void) cudaEventDestroy(c->legacy_ev);
     }
 }
-
-static gpu_status_t gpu_engine_map_peers(gpu_engine_comm_t *c, const gpu_boot_handle_t *all)
-{
-    gpu_status_t st = GPU_OK;
-    int i;
-    for (i = 0; i < c->nranks; ++i) {
-        if (i == c->rank) {
-            c->peer_base[i] = c->scratch;
-            continue;
-        }
-        st = c->tr->import_mem(&all[i].handle, (void **) &c->peer_base[i]);
-        if (GPU_OK != st) {
-            GPU_ERROR("rank %d: cannot map scratch of rank %d", c->rank, i);
-            break;
-        }
-    }
-    return st;
-}
-
 
 /*
  * Ranks that share a GPU and still run kernels that wait for each other
@@ -306,6 +379,7 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
             c->mps_all &= 0 != (s->infos[i].pad & 2);
         }
         c->hs_on = c->p.paced_scratch > 0 && gpu_engine_hs_wanted(c);
+        c->direct_on = gpu_engine_direct_wanted(c);
         /* the persistent engine's blocks are cut alike everywhere, so the
          * smallest GPU bounds them */
         c->pk_sms = s->infos[0].info.sms;
@@ -314,6 +388,9 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
         }
         gpu_setup_share_cap(c);
         s->hmine.status = gpu_engine_alloc_local(c, &s->hmine.handle);
+        if (GPU_OK == s->hmine.status && c->p.scratch_eager && c->nranks > 1) {
+            s->hmine.status = gpu_engine_big_alloc(c, &s->hmine.big);
+        }
         s->step = GPU_SETUP_HANDLES;
         return gpu_setup_xchg(s, &s->hmine, s->handles, sizeof(s->hmine));
     case GPU_SETUP_HANDLES:
@@ -328,18 +405,31 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
             }
         }
         s->step = GPU_SETUP_MAPPED;
-        return gpu_setup_vote(s, gpu_engine_map_peers(c, s->handles));
+        {
+            const gpu_ipc_handle_t *small[GPU_MAX_PEERS], *big[GPU_MAX_PEERS];
+            for (int i = 0; i < n; ++i) {
+                small[i] = &s->handles[i].handle;
+                big[i] = &s->handles[i].big;
+            }
+            st = gpu_engine_map(c, small, 0);
+            if (GPU_OK == st && NULL != c->big) {
+                st = gpu_engine_map(c, big, 1);
+            }
+        }
+        return gpu_setup_vote(s, st);
     case GPU_SETUP_MAPPED:
         st = gpu_setup_agreed(s);
         if (GPU_OK != st) {
             return st;
         }
+        c->big_state = NULL != c->big ? GPU_BIG_READY : GPU_BIG_NONE;
         GPU_LOG(1, "rank %d/%d: device %d (%s), %d local ranks on %d GPUs, transport %s",
                 c->rank, n, c->device, c->busid[c->rank], c->topo.local_size, c->topo.ndevices,
                 c->tr->name);
         if (c->hs_on) {
             GPU_LOG(1, "rank %d: ranks share a GPU: blocking calls host-paced (%zu bytes "
-                    "staging)", c->rank, c->hs_bytes);
+                    "staging)%s", c->rank, c->hs_bytes,
+                    c->direct_on ? ", allreduce run by rank 0 for all" : "");
         }
         s->step = GPU_SETUP_PK;
         return gpu_setup_vote(s, gpu_engine_pk_setup(c));
@@ -363,6 +453,96 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
     default:
         return GPU_ERR_INVALID;
     }
+}
+
+/*
+ * Growth: every rank is in the same blocking call (the caller's choice of
+ * path is one every rank makes alike), so the communicator's own host
+ * allgather can carry the handles, then the verdicts; all ranks end in the
+ * same state.  A rank that cannot get the memory makes every rank stage
+ * these calls from then on; nothing aborts.
+ */
+static gpu_status_t gpu_engine_big_grow(gpu_engine_comm_t *c)
+{
+    const int n = c->nranks;
+    gpu_boot_handle_t mine, *all = calloc((size_t) n, sizeof(*all));
+    int32_t verdict, *verdicts = calloc((size_t) n, sizeof(*verdicts));
+    const gpu_ipc_handle_t *handles[GPU_MAX_PEERS];
+    gpu_status_t st = GPU_OK, local;
+
+    if (NULL == all || NULL == verdicts) {
+        free(all);
+        free(verdicts);
+        return GPU_ERR_NO_MEMORY;
+    }
+    memset(&mine, 0, sizeof(mine));
+    mine.status = (int32_t) gpu_engine_big_alloc(c, &mine.handle);
+    if (GPU_OK != c->boot->allgather(c->boot_ctx, &mine, all, sizeof(mine))) {
+        st = GPU_ERR_BOOTSTRAP;
+        goto fail;
+    }
+    local = GPU_OK;
+    for (int i = 0; i < n; ++i) {
+        handles[i] = &all[i].handle;
+        if (GPU_OK != all[i].status) {
+            GPU_LOG(1, "rank %d: rank %d could not allocate its large-message scratch (%s)",
+                    c->rank, i, gpu_status_string((gpu_status_t) all[i].status));
+            local = GPU_ERR_NO_MEMORY;
+        }
+    }
+    if (GPU_OK == local) {
+        local = gpu_engine_map(c, handles, 1);
+    }
+    verdict = (int32_t) local;
+    if (GPU_OK != c->boot->allgather(c->boot_ctx, &verdict, verdicts, sizeof(verdict))) {
+        st = GPU_ERR_BOOTSTRAP;
+        goto fail;
+    }
+    for (int i = 0; i < n; ++i) {
+        st = GPU_OK != verdicts[i] ? GPU_ERR_UNSUPPORTED : st;
+    }
+    if (GPU_OK != st) {
+        goto fail;
+    }
+    free(all);
+    free(verdicts);
+    c->big_state = GPU_BIG_READY;
+    return GPU_OK;
+
+fail:
+    gpu_engine_big_release(c);
+    free(all);
+    free(verdicts);
+    if (GPU_ERR_BOOTSTRAP == st) {
+        GPU_ERROR("rank %d: exchange of the large-message scratch failed", c->rank);
+        c->broken = 1;
+        return st;
+    }
+    c->big_state = GPU_BIG_FAILED;
+    c->big_refused = 1;
+    return GPU_ERR_UNSUPPORTED;
+}
+
+gpu_status_t gpu_engine_big_need(gpu_engine_comm_t *c, int blocking)
+{
+    if (GPU_BIG_READY == c->big_state) {
+        return GPU_OK;
+    }
+    /* a nonblocking start never waits for its peers: such a call stages
+     * until a blocking one has grown the areas */
+    if (GPU_BIG_FAILED == c->big_state || !blocking) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    return gpu_engine_big_grow(c);
+}
+
+int gpu_engine_big_refused(gpu_engine_comm_t *c)
+{
+    const int r = NULL != c && c->big_refused;
+    if (r) {
+        c->big_refused = 0;
+    }
+    return r;
 }
 
 static void gpu_setup_free(gpu_engine_setup_t *s, int keep_comm)
@@ -417,6 +597,19 @@ gpu_status_t gpu_engine_setup_begin(const gpu_boot_ops_t *ops, void *ctx, int ra
     }
     if (c->p.oneshot_blocks < 1 || c->p.oneshot_blocks > GPU_MAX_BLOCKS) {
         c->p.oneshot_blocks = 4;
+    }
+    {
+        /* the resident kernel's lines are 4 x ranks x its largest pair: at
+         * most GPU_PK_REGION_CAP, so that a communicator of many ranks that
+         * only runs small calls stays small (every rank cuts it alike) */
+        const size_t most = GPU_PK_REGION_CAP / (4 * (size_t) nranks) / GPU_LL_PAYLOAD *
+                            GPU_LL_PAYLOAD;
+        if (c->p.persist_max_bytes > most) {
+            c->p.persist_max_bytes = most;
+        }
+        if (c->p.persist_reduce_max_bytes > c->p.persist_max_bytes) {
+            c->p.persist_reduce_max_bytes = c->p.persist_max_bytes;
+        }
     }
     /* step 1: who drives which GPU where */
     local = (cudaSuccess == cudaGetDevice(&c->device))

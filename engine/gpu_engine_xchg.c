@@ -54,6 +54,12 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
         snprintf(req->what, sizeof(req->what), "%s", gpu_engine_what(&desc));
         return st;
     }
+    /* before any choice of this rank alone (a rank with nothing to do
+     * still meets the others when the areas grow) */
+    st = c->nranks > 1 ? gpu_engine_big_need(c, NULL == req) : GPU_OK;   /* alone: a copy */
+    if (GPU_OK != st) {
+        return st;
+    }
     nwork = gpu_plan_work(plan, c->rank, c->nranks, lens);
     if (0 == nwork) {
         return gpu_engine_finish(c, &desc, req);
@@ -81,7 +87,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     /* small transfers: fewer threads make each block barrier cheaper */
     a.nthreads = longest <= GPU_XCHG_SMALL ? GPU_XCHG_SMALL_THREADS : c->p.nthreads;
     a.nthreads = a.nthreads > c->p.nthreads ? c->p.nthreads : a.nthreads;
-    memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
+    memcpy(a.peer_base, c->big_base, sizeof(a.peer_base));
     a.flags_off = c->xg_flags_off;
     a.slots_off = c->xg_slots_off;
     a.slot_bytes = c->xg_slot;

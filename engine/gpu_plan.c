@@ -333,7 +333,8 @@ int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, const gpu_ll_cmd_in
     memset(w, 0, sizeof(uint32_t) * (size_t) nw);
     w[GPU_LL_W_CMD] = (uint32_t) info->cmd | (uint32_t) (p->mode & 1) << 4 |
                       (uint32_t) (p->in_place ? 1 : 0) << 5 |
-                      (uint32_t) (info->sys_fence ? 1 : 0) << 6 | (uint32_t) info->op << 8 |
+                      (uint32_t) (info->sys_fence ? 1 : 0) << 6 |
+                      (uint32_t) (info->leave ? 1 : 0) << 7 | (uint32_t) info->op << 8 |
                       (uint32_t) info->dt << 16 | (uint32_t) (info->busy & 127) << 24;
     w[GPU_LL_W_GEN] = info->gen;
     w[GPU_LL_W_SEQ] = (uint32_t) info->seq;

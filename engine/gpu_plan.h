@@ -76,6 +76,7 @@ typedef struct {
     unsigned long long seq; /* collective call, same on every rank */
     int busy;               /* leading blocks with work on this rank */
     int sys_fence;          /* an output may be read by the CPU in place */
+    int leave;              /* the kernel leaves soon after it (idle_short_ns) */
     const unsigned long long *wait_seq;  /* per peer, or NULL */
     const int *wait_blocks;              /* per peer, or NULL */
 } gpu_ll_cmd_info_t;

@@ -267,6 +267,60 @@ extern "C" gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t
     return GPU_OK;
 }
 
+template <gpu_op_t OP, class T>
+__global__ void gpu_direct_kernel(gpu_direct_args_t a, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+         i += (size_t) gridDim.x * blockDim.x) {
+        T acc = static_cast<const T *>(a.in[0])[i];
+        for (int r = 1; r < a.nranks; ++r) {
+            acc = gpu_red<OP, T>::apply(acc, static_cast<const T *>(a.in[r])[i]);
+        }
+        for (int r = 0; r < a.nranks; ++r) {
+            static_cast<T *>(a.out[r])[i] = acc;
+        }
+    }
+}
+
+namespace {
+struct direct_launcher {
+    const gpu_direct_args_t *a;
+    size_t n;
+    cudaStream_t stream;
+    template <gpu_op_t OP, class T> bool run()
+    {
+        const size_t want = (n + 255) / 256;
+        const unsigned grid = (unsigned) (want < 2048 ? (want > 0 ? want : 1) : 2048);
+        gpu_direct_kernel<OP, T><<<grid, 256, 0, stream>>>(*a, n);
+        return true;
+    }
+};
+} // namespace
+
+extern "C" gpu_status_t gpu_kernel_allreduce_direct(const gpu_direct_args_t *args, size_t count,
+                                                    gpu_op_t op, gpu_dtype_t dt, void *stream)
+{
+    direct_launcher l = {args, count, static_cast<cudaStream_t>(stream)};
+    cudaError_t err;
+    if (0 == count) {
+        return GPU_OK;
+    }
+    if (args->nranks < 1 || args->nranks > GPU_MAX_PEERS) {
+        GPU_ERROR("invalid direct allreduce: %d ranks", args->nranks);
+        return GPU_ERR_INVALID;
+    }
+    if (!gpu_dispatch(op, dt, l)) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    err = cudaGetLastError();
+    if (cudaSuccess != err) {
+        GPU_ERROR("direct allreduce (%s, %s, count %zu, %d ranks) failed: %s", gpu_op_name(op),
+                  gpu_dtype_name(dt), count, args->nranks, cudaGetErrorString(err));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}
+
 extern "C" int gpu_kernel_supported(gpu_op_t op, gpu_dtype_t dt)
 {
     probe p;

@@ -183,6 +183,19 @@ gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t count, gpu
                                      gpu_dtype_t dt, void *stream);
 int gpu_reduce_host(void *acc, const void *x, size_t count, gpu_op_t op, gpu_dtype_t dt);
 
+/* Every rank's allreduce at once, by one process that maps every rank's
+ * buffers (ranks time-slicing one GPU, engine/gpu_engine_direct.c):
+ * out[r][i] = in[0][i] op ... op in[n-1][i], folded in rank order, for every
+ * r.  Each element's inputs are all read before its outputs are written,
+ * so in[r] == out[r] (in place) is fine.  Queued on stream. */
+typedef struct {
+    const void *in[GPU_MAX_PEERS];
+    void *out[GPU_MAX_PEERS];
+    int nranks;
+} gpu_direct_args_t;
+gpu_status_t gpu_kernel_allreduce_direct(const gpu_direct_args_t *args, size_t count,
+                                         gpu_op_t op, gpu_dtype_t dt, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -571,7 +571,7 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
     __shared__ unsigned words[GPU_LL_DESC_WORDS];
     __shared__ ll_cmd c;
     __shared__ int state;
-    __shared__ unsigned long long next, cur, published;
+    __shared__ unsigned long long next, cur, published, idle_lim;
     char *region = a.peer_base[a.rank] + a.region_off;
     unsigned long long *quit = reinterpret_cast<unsigned long long *>(region + GPU_LL_CTL_OFF);
     volatile uint64_t *copy = reinterpret_cast<volatile uint64_t *>(region + GPU_LL_CMD_OFF);
@@ -581,6 +581,7 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
     if (0 == threadIdx.x) {
         next = a.start;
         published = a.start - 1;
+        idle_lim = a.idle_ns;
     }
     for (;;) {
         /* Every warp must have read last round's state, cur and command
@@ -605,11 +606,15 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                         } else {
                             cur = next + (unsigned) ahead;
                             state = RUN;
+                            /* the host saw the application busy between
+                             * calls: leave soon after this one */
+                            idle_lim = gpu_ll_cmd_leave(words[GPU_LL_W_CMD]) ? a.idle_short_ns
+                                                                             : a.idle_ns;
                             if (a.stamps) {
                                 t_stamp[GPU_LL_T_SEEN] = globaltimer();
                             }
                         }
-                    } else if (globaltimer() - idle_from > a.idle_ns) {
+                    } else if (globaltimer() - idle_from > idle_lim) {
                         a.mbox->exit_word = ((uint64_t) a.gen << 32) | (uint32_t) (next - 1);
                         st_release_gpu(quit, quit_word(a.gen, published));
                         state = LEAVE;

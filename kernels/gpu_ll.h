@@ -69,8 +69,8 @@ extern "C" {
 #define GPU_LL_PAYLOAD 8        /* data bytes it carries */
 
 enum {
-    GPU_LL_W_CMD = 0,       /* cmd | mode << 4 | in_place << 5 | sys_fence << 6 | op << 8 |
-                               dt << 16 | busy blocks << 24 */
+    GPU_LL_W_CMD = 0,       /* cmd | mode << 4 | in_place << 5 | sys_fence << 6 |
+                               leave << 7 | op << 8 | dt << 16 | busy blocks << 24 */
     GPU_LL_W_GEN = 1,       /* kernel generation the command is for */
     GPU_LL_W_SEQ = 2,       /* collective sequence, same on every rank (2 words) */
     GPU_LL_W_RED_SELF = 4,  /* pointers take 2 words, low half first */
@@ -134,12 +134,19 @@ typedef struct {
     unsigned gen;               /* this launch's generation (16 bits used) */
     unsigned long long start;   /* first command number it may take */
     unsigned long long idle_ns;
+    unsigned long long idle_short_ns;   /* after a command with the leave bit */
     unsigned long long timeout_ns;
     gpu_ll_mailbox_t *mbox;     /* device view of the host mailbox */
     gpu_kernel_error_t *err;
 } gpu_ll_args_t;
 
 /* host and device, like the exchange kernel's chunking (gpu_kernels.h) */
+/* Leave soon after this command (the application works between calls). */
+GPU_XCHG_HD int gpu_ll_cmd_leave(uint32_t cmd_word)
+{
+    return (int) ((cmd_word >> 7) & 1);
+}
+
 /* Blocks with work on the issuing rank, from the command word. */
 GPU_XCHG_HD int gpu_ll_cmd_busy(uint32_t cmd_word)
 {

@@ -76,9 +76,12 @@ typedef struct mca_coll_gpu_component_t {
     int persist_blocks;
     unsigned long persist_piece_bytes;
     double persist_idle_us;
+    double persist_gap_us;
     int paced;
     unsigned long paced_scratch_bytes;
+    int scratch_lazy;
     unsigned long shared_staged_max;
+    int shared_direct;
     unsigned long enqueue_kernel_max;
     int nvtx;
     char *timing_file;

@@ -56,7 +56,7 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
          * copy failed never joins the host algorithm) */
         if (NULL == req && MCA_COLL_GPU_ALGO_AUTO == mca_coll_gpu_component.allreduce_algorithm &&
             (size_t) count * gpu_dtype_size(call.dt) <= mca_coll_gpu_component.shared_staged_max &&
-            gpu_engine_shared_nomps(m->engine)) {
+            gpu_engine_shared_nomps(m->engine) && !gpu_engine_direct(m->engine)) {
             ompi_request_t *inner = NULL;
             ret = mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m, &inner);
             return MPI_SUCCESS != ret ? ret

@@ -65,10 +65,13 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .persist_blocks = 64,
     .persist_piece_bytes = 4096,
     .persist_idle_us = 200.0,
+    .persist_gap_us = 10.0,
     .paced = -1,
-    .paced_scratch_bytes = 64ul * 1024 * 1024,
+    .paced_scratch_bytes = 16ul * 1024 * 1024,
+    .scratch_lazy = 1,
     .enqueue_kernel_max = 64ul * 1024,
     .shared_staged_max = 512ul * 1024,
+    .shared_direct = 1,
     .nvtx = 1,
     .timing_file = NULL,
     .topo_file = NULL,
@@ -125,6 +128,13 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("scratch_bytes", "Bytes of peer-visible scratch per rank and communicator "
                      "for the two-shot (bandwidth) allreduce", MCA_BASE_VAR_TYPE_UNSIGNED_LONG,
                      NULL, OPAL_INFO_LVL_5, &c->scratch_bytes);
+    mca_coll_gpu_reg("scratch_lazy", "1: the two-shot and exchange-kernel scratch "
+                     "(coll_gpu_scratch_bytes, coll_gpu_xchg_scratch_bytes) is allocated at a "
+                     "communicator's first blocking call that needs it (all its ranks are in "
+                     "that call), so communicators that only run calls up to about a MiB hold "
+                     "tens of MiB, not hundreds; 0: at setup (also when "
+                     "coll_gpu_paced_scratch_bytes is 0)",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->scratch_lazy);
     mca_coll_gpu_reg("nblocks", "Thread blocks (channels) of the two-shot allreduce, 1-128",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nblocks);
     mca_coll_gpu_reg("nthreads", "Threads per block of the GPU kernels (32-1024)",
@@ -192,6 +202,13 @@ static int mca_coll_gpu_register(void)
                      "kernel exits (an application's cudaDeviceSynchronize or cudaFree waits "
                      "for it at most this long); the next call starts it again",
                      MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->persist_idle_us);
+    mca_coll_gpu_reg("persist_gap_us", "When the application's time between collectives (its "
+                     "GPU work included: measured once the default stream is idle) averages "
+                     "more than this many microseconds, the resident kernel leaves a few "
+                     "microseconds after each call instead of after coll_gpu_persist_idle_us, "
+                     "so it never holds SMs beside the application's kernels (the next call "
+                     "relaunches it: a few us); 0 keeps it for coll_gpu_persist_idle_us always",
+                     MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->persist_gap_us);
     mca_coll_gpu_reg("paced", "Blocking device collectives run as host-paced rounds (copies, "
                      "host exchange, pulls: no kernel waits for another process): -1 when "
                      "ranks of the communicator share a GPU without MPS (a waiting kernel holds "
@@ -205,6 +222,13 @@ static int mca_coll_gpu_register(void)
                      "that wait for peers)",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->paced_scratch_bytes);
+    mca_coll_gpu_reg("shared_direct", "1: where all ranks of a communicator share one GPU "
+                     "without MPS, rank 0 runs each blocking device allreduce for every rank "
+                     "(one kernel over every rank's buffers, mapped through CUDA IPC; the "
+                     "other ranks submit no GPU work, so no context switch waits); 0: stage "
+                     "small ones through host copies (coll_gpu_shared_staged_max) and pace "
+                     "the rest",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->shared_direct);
     mca_coll_gpu_reg("shared_staged_max", "Largest blocking device allreduce (bytes) that "
                      "stages through host copies instead of host-paced rounds when the ranks "
                      "share a GPU without MPS (each GPU operation of a rank then waits for a "

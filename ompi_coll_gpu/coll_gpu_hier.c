@@ -136,6 +136,10 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     /* host-paced rounds are validated on single-node communicators only: the
      * node steps of the hierarchy keep the launched kernels */
     ep.paced = 0;
+    /* a node step that staged after a failed growth would leave the other
+     * nodes waiting in the network stage: the node engine's areas exist
+     * from setup, where a failure stages the whole hierarchy alike */
+    ep.scratch_eager = 1;
     st_engine = gpu_engine_comm_create(&mca_coll_gpu_comm_boot, m->node_comm,
                                        ompi_comm_rank(m->node_comm),
                                        ompi_comm_size(m->node_comm), &ep, &m->node_engine);

@@ -310,6 +310,11 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->persist_idle_us = c->persist_idle_us > 0 ? c->persist_idle_us : 0;
     p->paced = c->paced;
     p->paced_scratch = c->paced_scratch_bytes;
+    /* without host-paced staging, nonblocking calls launch kernels: they
+     * cannot grow the areas (a nonblocking start never waits for peers) */
+    p->scratch_eager = !c->scratch_lazy || 0 == c->paced_scratch_bytes;
+    p->persist_gap_us = c->persist_gap_us > 0 ? c->persist_gap_us : 0;
+    p->direct = c->shared_direct;
     p->threads = ompi_mpi_thread_multiple;
     p->node_key = mca_coll_gpu_node_key(comm);
     p->algo = MCA_COLL_GPU_ALGO_ONESHOT == c->allreduce_algorithm   ? GPU_ALGO_ONESHOT

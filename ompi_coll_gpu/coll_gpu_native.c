@@ -127,6 +127,11 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, launch, submit, (int) st);
     }
     if (GPU_ERR_UNSUPPORTED == st) {
+        static int told;
+        if (gpu_engine_big_refused(m->engine) && !told) {
+            told = 1;   /* once per process */
+            mca_coll_gpu_show_help("grow-no-memory", m->comm->c_name, call->what);
+        }
         *ran = 0;
         return MPI_SUCCESS;
     }

@@ -51,6 +51,7 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_colls 2 --mca coll_gpu_paced 1 --mca coll_gpu_paced_scratch_bytes 65536" \
            "test_gpu_allreduce 4 --mca coll_gpu_paced_scratch_bytes 262144" \
            "test_gpu_allreduce 2 --mca coll_gpu_stream_order 0 GPUCOLL_TEST_ORDER=stale" \
+           "test_gpu_direct 2" "test_gpu_direct 4" "test_gpu_comm_memory 2" \
            $HIER_CFGS; do
   envs=""
   case $cfg in

@@ -14,8 +14,12 @@ typedef void *cu_stream_t;
 enum {
     CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
     CU_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6,
+    CU_POINTER_ATTRIBUTE_BUFFER_ID = 7,
     CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
-    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE = 10,
+    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+    CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12
 };
 enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2, CU_MEMORYTYPE_UNIFIED = 4 };
 
@@ -147,4 +151,31 @@ int gpu_drv_can_access_peer(const char *busid_a, const char *busid_b)
         return -1;
     }
     return ok ? 1 : 0;
+}
+
+int gpu_drv_ipc_range(const void *ptr, void **base, size_t *size, unsigned long long *id)
+{
+    unsigned mem_type = 0;
+    int managed = 0, capable = 0;
+    cu_deviceptr_t start = 0;
+    size_t len = 0;
+    unsigned long long buf = 0;
+    int attrs[6] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                     CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                     CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                     CU_POINTER_ATTRIBUTE_BUFFER_ID };
+    void *vals[6] = { &mem_type, &managed, &capable, &start, &len, &buf };
+
+    if (NULL == ptr || !gpu_drv_has_context() ||
+        0 != gpu_drv.pointer_get_attributes(6, attrs, vals, (cu_deviceptr_t) (uintptr_t) ptr)) {
+        return 0;
+    }
+    /* pool (cudaMallocAsync) and VMM memory have no legacy IPC handle */
+    if (CU_MEMORYTYPE_DEVICE != mem_type || managed || !capable || 0 == start || 0 == len) {
+        return 0;
+    }
+    *base = (void *) (uintptr_t) start;
+    *size = len;
+    *id = buf;
+    return 1;
 }

@@ -7,6 +7,8 @@
 #ifndef GPU_CUDA_DRV_H
 #define GPU_CUDA_DRV_H
 
+#include <stddef.h>
+
 #include "util/gpu_status.h"
 
 #ifdef __cplusplus
@@ -41,6 +43,11 @@ int gpu_drv_first_use(const void *ptr);
 /* cuDeviceCanAccessPeer by PCI bus id: 1 yes, 0 no, -1 cannot tell
  * (no driver, unknown device).  Needs no context. */
 int gpu_drv_can_access_peer(const char *busid_a, const char *busid_b);
+
+/* The cudaMalloc allocation holding ptr, for a legacy IPC handle: its
+ * start, size and buffer id (unique in the process, never reused).  0 for
+ * memory that has no such handle (host, managed, pool, VMM). */
+int gpu_drv_ipc_range(const void *ptr, void **base, size_t *size, unsigned long long *id);
 
 /* 1 when the calling thread has a current CUDA context. */
 int gpu_drv_has_context(void);

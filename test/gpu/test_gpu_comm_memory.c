@@ -2,7 +2,7 @@
  * What communicators cost in GPU memory (issue: what coll/gpu costs the
  * application), GPU host.
  *
- *   test_gpu_comm_memory [live] [cycles] [bytes]
+ *   test_gpu_comm_memory [live] [cycles] [bytes] [big]
  *
  * live communicators (default 100, dups of MPI_COMM_WORLD) each run one
  * device allreduce of bytes (default 8) and stay alive; then they are
@@ -13,6 +13,10 @@
  * barrier and a device synchronize) at each point and the cost per live
  * communicator and rank; fails when memory does not come back after the
  * frees (more than 64 MiB below the start) or grows over the cycles.
+ * With bytes up to 1 MiB, fails when a live communicator costs more than
+ * 64 MiB per rank.  With big (default 16 MiB; 0: none), a big-byte allreduce runs on four of the
+ * live communicators before they are freed (the large areas appear then,
+ * and must go with them).
  * "N passed, N failed" on rank 0; SKIP without a GPU.
  */
 #include <mpi.h>
@@ -66,9 +70,12 @@ static int one_allreduce(MPI_Comm c, float *d_in, float *d_out, float *h, size_t
 
 int main(int argc, char **argv)
 {
-    const int live = argc > 1 ? atoi(argv[1]) : 100;
-    const int cycles = argc > 2 ? atoi(argv[2]) : 1000;
-    const size_t bytes = argc > 3 ? (size_t) atoll(argv[3]) : 8;
+    /* run_gpu_tests.sh may pass --quick: the defaults then */
+    const int nargs = argc > 1 && '-' == argv[1][0] ? 1 : argc;
+    const int live = nargs > 1 ? atoi(argv[1]) : 100;
+    const int cycles = nargs > 2 ? atoi(argv[2]) : 1000;
+    const size_t bytes = nargs > 3 ? (size_t) atoll(argv[3]) : 8;
+    const size_t big = nargs > 4 ? (size_t) atoll(argv[4]) : (size_t) 16 << 20;
     const size_t n = bytes / sizeof(float) > 0 ? bytes / sizeof(float) : 1;
     int ndev = 0, bad = 0;
     size_t f0, f1, f2, f3;
@@ -96,7 +103,13 @@ int main(int argc, char **argv)
     f0 = free_now();
 
     for (int k = 0; k < live; ++k) {
-        MPI_Comm_dup(MPI_COMM_WORLD, &comms[k]);
+        /* dups and splits, as a 2D/3D decomposition makes them (with the
+         * ranks of one node each split keeps them all) */
+        if (k % 2) {
+            MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &comms[k]);
+        } else {
+            MPI_Comm_dup(MPI_COMM_WORLD, &comms[k]);
+        }
         MPI_Comm_set_errhandler(comms[k], MPI_ERRORS_RETURN);
         bad += one_allreduce(comms[k], d_in, d_out, h, n, k + 1);
     }
@@ -116,6 +129,42 @@ int main(int argc, char **argv)
         printf("free GPU memory: %.1f MiB at start, %.1f with %d communicators (%.1f MiB per "
                "communicator and rank), %.1f after freeing them\n", f0 / 1048576.0,
                f1 / 1048576.0, live, per / 1048576.0, f2 / 1048576.0);
+    }
+    if (bytes <= ((size_t) 1 << 20) && live > 0) {
+        /* the target: at most 64 MiB per rank for a communicator that only
+         * runs calls up to 1 MiB (ranks sharing a GPU split what it lost) */
+        const double per = f0 > f1 ? (double) (f0 - f1) / live /
+                                         (wsize < ndev ? 1 : (double) wsize / ndev) : 0.0;
+        snprintf(what, sizeof(what), "%d live communicators: %.1f MiB per communicator and rank "
+                 "(at most 64)", live, per / 1048576.0);
+        record(per <= 64.0 * 1048576.0, what);
+    }
+    if (big > 0 && live > 0) {
+        /* a large call on a few of them: their large areas appear now
+         * (where the path needs them) and go at MPI_Comm_free below */
+        const size_t nb = big / sizeof(float);
+        const int few = live < 4 ? live : 4;
+        float *b_in, *b_out, *hb = malloc(nb * sizeof(float));
+        size_t fb, fa;
+        CK(cudaMalloc((void **) &b_in, nb * sizeof(float)));
+        CK(cudaMalloc((void **) &b_out, nb * sizeof(float)));
+        fb = free_now();
+        for (int k = 0; k < few; ++k) {
+            bad += one_allreduce(comms[k], b_in, b_out, hb, nb, 7000 + k);
+        }
+        fa = free_now();
+        if (0 == wrank) {
+            printf("a %zu-byte allreduce on %d of them: %.1f MiB more per communicator and "
+                   "rank\n", big, few, fb > fa ? (double) (fb - fa) / few /
+                   (wsize < ndev ? 1 : (double) wsize / ndev) / 1048576.0 : 0.0);
+        }
+        snprintf(what, sizeof(what), "a %zu-byte allreduce on %d live communicators: results "
+                 "right", big, few);
+        record(0 == bad, what);
+        bad = 0;
+        CK(cudaFree(b_in));
+        CK(cudaFree(b_out));
+        free(hb);
     }
     snprintf(what, sizeof(what), "GPU memory back after freeing %d communicators (within %zu MiB)",
              live, SLACK >> 20);

@@ -1,0 +1,161 @@
+/*
+ * One process runs a blocking allreduce for every rank, where all ranks of
+ * the communicator time-slice one GPU without MPS.
+ *
+ * Without MPS the processes on a GPU get it in turns, so every GPU
+ * operation of a process (a copy, a launch, an event) waits for a context
+ * switch: an 8-byte allreduce took about 300 us staged through host copies
+ * and 600 us in host-paced rounds on one H100, however little it moved.
+ * Here the other ranks submit no GPU work at all.  Each names its buffers
+ * (the IPC handles of their allocations, cached: ipc/gpu_ipc_cache.h); the
+ * communicator's rank 0 maps them (cached too), runs one kernel that reads
+ * every input and writes every output, waits for it, and tells the others:
+ * two host allgathers (bounded like every exchange of ours), one launch and
+ * one wait in one context.  The kernel waits for nobody.
+ *
+ * Both exchanges give every rank the same facts, so every rank makes the
+ * same choice: a buffer that cannot be shared (managed, pool or VMM
+ * memory) or a mapping rank 0 cannot open makes every rank stage this
+ * call (GPU_ERR_UNSUPPORTED; nothing was written); a failed kernel is an
+ * error on every rank.  Each rank waits for the application's earlier
+ * work on the legacy stream on the host first (a host wait submits
+ * nothing), as the other paths order after it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/gpu_engine_internal.h"
+#include "ipc/gpu_ipc_cache.h"
+#include "util/gpu_clock.h"
+
+typedef struct {
+    int32_t status;
+    int32_t same;               /* in place: out is in */
+    gpu_ipc_ref_t in, out;
+} gpu_direct_desc_t;
+
+int gpu_engine_direct_wanted(const gpu_engine_comm_t *c)
+{
+    if (!c->p.direct || c->nranks < 2 || c->p.paced >= 0 || c->threads_any || c->mps_all) {
+        return 0;
+    }
+    for (int i = 1; i < c->nranks; ++i) {
+        if (0 != strcmp(c->busid[0], c->busid[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int gpu_engine_direct(const gpu_engine_comm_t *c)
+{
+    return NULL != c && c->direct_on;
+}
+
+/* this rank's buffers as rank 0 can map them */
+static gpu_status_t gpu_direct_describe(const void *in, void *out, gpu_direct_desc_t *d)
+{
+    gpu_status_t st;
+    memset(d, 0, sizeof(*d));
+    d->same = in == out;
+    st = gpu_ipc_ref_make(in, &d->in);
+    if (GPU_OK == st && !d->same) {
+        st = gpu_ipc_ref_make(out, &d->out);
+    }
+    return st;
+}
+
+/* rank 0: map every rank's buffers and run the kernel */
+static gpu_status_t gpu_direct_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                                   const gpu_direct_desc_t *all, const void *in, void *out,
+                                   size_t count, gpu_op_t op, gpu_dtype_t dt)
+{
+    gpu_direct_args_t a;
+    gpu_status_t st;
+
+    memset(&a, 0, sizeof(a));
+    a.nranks = c->nranks;
+    a.in[0] = in;
+    a.out[0] = out;
+    for (int r = 1; r < c->nranks; ++r) {
+        void *p = NULL, *q = NULL;
+        if (GPU_OK != gpu_ipc_ref_open(&all[r].in, &p) ||
+            (!all[r].same && GPU_OK != gpu_ipc_ref_open(&all[r].out, &q))) {
+            GPU_LOG(1, "rank %d: %s: cannot map the buffers of rank %d: staged", c->rank,
+                    gpu_engine_what(what), r);
+            return GPU_ERR_UNSUPPORTED;
+        }
+        a.in[r] = p;
+        a.out[r] = all[r].same ? p : q;
+    }
+    st = gpu_kernel_allreduce_direct(&a, count, op, dt, c->stream);
+    if (GPU_OK != st) {
+        return GPU_ERR_UNSUPPORTED == st ? GPU_ERR_UNSUPPORTED : st;
+    }
+    return gpu_engine_wait(c, what);
+}
+
+gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                                         const void *in, void *out, size_t count, gpu_op_t op,
+                                         gpu_dtype_t dt)
+{
+    const int n = c->nranks;
+    gpu_direct_desc_t mine;
+    int32_t verdict, *verdicts;
+    gpu_status_t st = GPU_OK, xs;
+
+    if (NULL == c->direct_all) {
+        c->direct_all = calloc((size_t) n, sizeof(gpu_direct_desc_t));
+        c->direct_verdicts = calloc((size_t) n, sizeof(int32_t));
+        if (NULL == c->direct_all || NULL == c->direct_verdicts) {
+            return GPU_ERR_NO_MEMORY;
+        }
+    }
+    verdicts = c->direct_verdicts;
+    c->t_launch = gpu_clock_now();
+    memset(&mine, 0, sizeof(mine));
+    if (c->p.order_legacy) {
+        const cudaError_t e = cudaStreamSynchronize(cudaStreamLegacy);
+        if (cudaSuccess != e) {
+            GPU_ERROR("rank %d: %s: waiting for the default stream: %s", c->rank,
+                      gpu_engine_what(what), cudaGetErrorString(e));
+            st = GPU_ERR_CUDA;
+        }
+    }
+    if (GPU_OK == st && 0 != c->rank) {
+        st = gpu_direct_describe(in, out, &mine);
+    }
+    mine.status = (int32_t) st;
+    xs = c->boot->allgather(c->boot_ctx, &mine, c->direct_all, sizeof(mine));
+    if (GPU_OK != xs) {
+        c->broken = 1;
+        return xs;
+    }
+    const gpu_direct_desc_t *all = c->direct_all;
+    for (int r = 0; r < n; ++r) {
+        if (GPU_OK != all[r].status) {
+            /* every rank sees the same: all stage (a CUDA error of that
+             * rank's own shows in its staged copies) */
+            GPU_LOG(10, "rank %d: %s: rank %d's buffers cannot be shared (%s): staged", c->rank,
+                    gpu_engine_what(what), r, gpu_status_string((gpu_status_t) all[r].status));
+            return GPU_ERR_UNSUPPORTED;
+        }
+    }
+    verdict = 0 == c->rank ? (int32_t) gpu_direct_run(c, what, all, in, out, count, op, dt)
+                           : (int32_t) GPU_OK;
+    xs = c->boot->allgather(c->boot_ctx, &verdict, verdicts, sizeof(verdict));
+    if (GPU_OK != xs) {
+        c->broken = 1;
+        return xs;
+    }
+    c->t_submit = gpu_clock_now();
+    st = (gpu_status_t) verdicts[0];
+    if (GPU_OK != st && GPU_ERR_UNSUPPORTED != st) {
+        if (0 != c->rank) {
+            GPU_ERROR("rank %d: %s: rank 0 ran it for every rank and failed (%s)", c->rank,
+                      gpu_engine_what(what), gpu_status_string(st));
+        }
+        c->broken = 1;
+    }
+    return st;
+}
