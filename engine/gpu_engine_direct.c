@@ -23,15 +23,21 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/gpu_engine_internal.h"
 #include "ipc/gpu_ipc_cache.h"
 #include "util/gpu_clock.h"
 
+#define GPU_DIRECT_GONE 8
+
 typedef struct {
     int32_t status;
     int32_t same;               /* in place: out is in */
     gpu_ipc_ref_t in, out;
+    int32_t pid;
+    int32_t ngone;              /* allocations of this process freed since its last call */
+    uint64_t gone[GPU_DIRECT_GONE];
 } gpu_direct_desc_t;
 
 int gpu_engine_direct_wanted(const gpu_engine_comm_t *c)
@@ -124,6 +130,8 @@ gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t
     }
     if (GPU_OK == st && 0 != c->rank) {
         st = gpu_direct_describe(in, out, &mine);
+        mine.pid = (int32_t) getpid();
+        mine.ngone = gpu_ipc_exports_gone(&c->direct_gone, mine.gone, GPU_DIRECT_GONE);
     }
     mine.status = (int32_t) st;
     xs = c->boot->allgather(c->boot_ctx, &mine, c->direct_all, sizeof(mine));
@@ -132,6 +140,12 @@ gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t
         return xs;
     }
     const gpu_direct_desc_t *all = c->direct_all;
+    if (0 == c->rank) {
+        /* mappings of freed memory keep it alive: close them first */
+        for (int r = 1; r < n; ++r) {
+            gpu_ipc_forget(all[r].pid, all[r].gone, all[r].ngone);
+        }
+    }
     for (int r = 0; r < n; ++r) {
         if (GPU_OK != all[r].status) {
             /* every rank sees the same: all stage (a CUDA error of that

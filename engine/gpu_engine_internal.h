@@ -82,6 +82,7 @@ struct gpu_engine_comm {
     int direct_on;
     void *direct_all;                        /* the descriptors of every rank */
     int32_t *direct_verdicts;
+    unsigned long long direct_gone;          /* this rank's freed-allocation log passed on */
     /* stream-ordered allreduce (gpu_engine_stream.c, kernels/gpu_stream.h) */
     size_t st_off, st_bytes, st_lines;       /* region in every rank's scratch */
     gpu_kernel_error_t *st_err_host, *st_err_dev;   /* its own: a timeout there must not

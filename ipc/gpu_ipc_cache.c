@@ -7,6 +7,8 @@
 #include "util/gpu_cuda_drv.h"
 
 #define GPU_IPC_CACHE_EXPORTS 64
+#define GPU_IPC_GONE_LOG 64
+#define GPU_IPC_CHECKS 2          /* exports checked for a free per call: ~0.3 us each */
 
 typedef struct {
     uint64_t id, base, size;
@@ -24,7 +26,9 @@ typedef struct {
 static struct {
     pthread_mutex_t lock;
     unsigned long long clock;
-    int nexp, nmap;
+    int nexp, nmap, check;
+    unsigned long long gone_seq;               /* ids ever logged gone */
+    uint64_t gone[GPU_IPC_GONE_LOG];           /* the last ones */
     gpu_ipc_export_t exp[GPU_IPC_CACHE_EXPORTS];
     gpu_ipc_map_t map[GPU_IPC_CACHE_MAPS];
 } gpu_ipc_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -32,6 +36,11 @@ static struct {
 static int gpu_ipc_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {
     return a < b + blen && b < a + alen;
+}
+
+static void gpu_ipc_gone_log(uint64_t id)
+{
+    gpu_ipc_cache.gone[gpu_ipc_cache.gone_seq++ % GPU_IPC_GONE_LOG] = id;
 }
 
 gpu_status_t gpu_ipc_ref_make(const void *ptr, gpu_ipc_ref_t *ref)
@@ -70,6 +79,9 @@ gpu_status_t gpu_ipc_ref_make(const void *ptr, gpu_ipc_ref_t *ref)
             }
         }
         e = &gpu_ipc_cache.exp[slot];
+        if (slot < gpu_ipc_cache.nexp) {
+            gpu_ipc_gone_log(e->id);    /* freed, or at least no longer cached here */
+        }
         st = gpu_ipc_cuda_ops.export_mem(base, &e->handle);
         if (GPU_OK != st) {
             goto out;
@@ -92,6 +104,32 @@ gpu_status_t gpu_ipc_ref_make(const void *ptr, gpu_ipc_ref_t *ref)
 out:
     pthread_mutex_unlock(&gpu_ipc_cache.lock);
     return st;
+}
+
+int gpu_ipc_exports_gone(unsigned long long *cursor, uint64_t *ids, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&gpu_ipc_cache.lock);
+    for (int k = 0; k < GPU_IPC_CHECKS && gpu_ipc_cache.nexp > 0; ++k) {
+        const int i = gpu_ipc_cache.check++ % gpu_ipc_cache.nexp;
+        gpu_ipc_export_t *e = &gpu_ipc_cache.exp[i];
+        void *base = NULL;
+        size_t size = 0;
+        unsigned long long id = 0;
+        if (!gpu_drv_ipc_range((const void *) (uintptr_t) e->base, &base, &size, &id) ||
+            id != e->id) {
+            gpu_ipc_gone_log(e->id);
+            *e = gpu_ipc_cache.exp[--gpu_ipc_cache.nexp];
+        }
+    }
+    if (gpu_ipc_cache.gone_seq - *cursor > GPU_IPC_GONE_LOG) {
+        *cursor = gpu_ipc_cache.gone_seq - GPU_IPC_GONE_LOG;   /* older: the LRU closes them */
+    }
+    while (*cursor < gpu_ipc_cache.gone_seq && n < max) {
+        ids[n++] = gpu_ipc_cache.gone[(*cursor)++ % GPU_IPC_GONE_LOG];
+    }
+    pthread_mutex_unlock(&gpu_ipc_cache.lock);
+    return n;
 }
 
 static void gpu_ipc_unmap(int i)
@@ -145,6 +183,20 @@ gpu_status_t gpu_ipc_ref_open(const gpu_ipc_ref_t *ref, void **ptr)
 out:
     pthread_mutex_unlock(&gpu_ipc_cache.lock);
     return st;
+}
+
+void gpu_ipc_forget(int32_t pid, const uint64_t *ids, int n)
+{
+    pthread_mutex_lock(&gpu_ipc_cache.lock);
+    for (int k = 0; k < n; ++k) {
+        for (int i = 0; i < gpu_ipc_cache.nmap; ++i) {
+            if (gpu_ipc_cache.map[i].pid == pid && gpu_ipc_cache.map[i].id == ids[k]) {
+                gpu_ipc_unmap(i);
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&gpu_ipc_cache.lock);
 }
 
 int gpu_ipc_cache_maps(void)

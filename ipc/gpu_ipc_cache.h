@@ -11,10 +11,14 @@
  * after call.  Why buffer ids: an address can come back from cudaMalloc
  * after a cudaFree as another allocation; the driver's buffer id never
  * repeats in a process, so a cached mapping is only used for the
- * allocation it was made for.  A mapping whose exporter range overlaps a
- * newer allocation of the same process is stale (that memory was freed):
- * it is closed.  Past GPU_IPC_CACHE_MAPS mappings the least recently used
- * one is closed.  Both caches are process-wide (one allocation opened once,
+ * allocation it was made for.  A mapping keeps the exporter's freed memory
+ * alive, so freed allocations are closed as soon as known: the exporter
+ * checks two cached exports per call (is the allocation still there?) and
+ * logs those gone, or replaced in its cache; each communicator passes the
+ * log entries it has not passed yet (cursor) to the process that maps for
+ * it, which closes them.  An importer also closes a mapping whose exporter
+ * range overlaps a newer allocation of that process, and past
+ * GPU_IPC_CACHE_MAPS mappings the least recently used one.  Both caches are process-wide (one allocation opened once,
  * whatever the communicator) and locked.
  */
 #ifndef GPU_IPC_CACHE_H
@@ -46,6 +50,13 @@ gpu_status_t gpu_ipc_ref_make(const void *ptr, gpu_ipc_ref_t *ref);
 
 /* Importer: this process's address of the buffer ref names. */
 gpu_status_t gpu_ipc_ref_open(const gpu_ipc_ref_t *ref, void **ptr);
+
+/* Exporter: allocation ids logged gone since *cursor (at most max; the
+ * cursor advances).  Checks a couple of cached exports first. */
+int gpu_ipc_exports_gone(unsigned long long *cursor, uint64_t *ids, int max);
+
+/* Importer: close the mappings of process pid's allocations ids. */
+void gpu_ipc_forget(int32_t pid, const uint64_t *ids, int n);
 
 /* Mappings held now (tests). */
 int gpu_ipc_cache_maps(void);
