@@ -29,6 +29,7 @@
 #include "gpu_test_world.h"
 
 #define SLACK ((size_t) 64 << 20)
+#define STREAM_KEPT ((size_t) 600 << 10)
 
 /* free GPU memory once every rank's work is done (the smallest over the
  * ranks of this node's GPU: they share what cudaMemGetInfo sees) */
@@ -118,18 +119,6 @@ int main(int argc, char **argv)
              "results right", live, n * sizeof(float));
     record(0 == bad, what);
     bad = 0;
-    for (int k = 0; k < live; ++k) {
-        MPI_Comm_free(&comms[k]);
-    }
-    f2 = free_now();
-    if (0 == wrank) {
-        const double per = live > 0 && f0 > f1
-                           ? (double) (f0 - f1) / live / (wsize < ndev ? 1 : (double) wsize / ndev)
-                           : 0.0;
-        printf("free GPU memory: %.1f MiB at start, %.1f with %d communicators (%.1f MiB per "
-               "communicator and rank), %.1f after freeing them\n", f0 / 1048576.0,
-               f1 / 1048576.0, live, per / 1048576.0, f2 / 1048576.0);
-    }
     if (bytes <= ((size_t) 1 << 20) && live > 0) {
         /* the target: at most 64 MiB per rank for a communicator that only
          * runs calls up to 1 MiB (ranks sharing a GPU split what it lost) */
@@ -166,9 +155,27 @@ int main(int argc, char **argv)
         CK(cudaFree(b_out));
         free(hb);
     }
-    snprintf(what, sizeof(what), "GPU memory back after freeing %d communicators (within %zu MiB)",
-             live, SLACK >> 20);
-    record(f2 + SLACK >= f0, what);
+    for (int k = 0; k < live; ++k) {
+        MPI_Comm_free(&comms[k]);
+    }
+    f2 = free_now();
+    if (0 == wrank) {
+        const double per = live > 0 && f0 > f1
+                           ? (double) (f0 - f1) / live / (wsize < ndev ? 1 : (double) wsize / ndev)
+                           : 0.0;
+        printf("free GPU memory: %.1f MiB at start, %.1f with %d communicators (%.1f MiB per "
+               "communicator and rank), %.1f after freeing them\n", f0 / 1048576.0,
+               f1 / 1048576.0, live, per / 1048576.0, f2 / 1048576.0);
+    }
+    /* the CUDA driver keeps the memory of destroyed streams for its next
+     * streams (test/bench/retain_probe.cu: 0.55 MiB a stream, 546 MiB kept
+     * after 1000 were destroyed, all reused by the next 1000); each
+     * communicator's engine has one, so that much stays with the process
+     * (and the cycles below show it reused, not lost) */
+    const size_t kept = SLACK + (size_t) live * STREAM_KEPT * (wsize < ndev ? 1 : wsize / ndev);
+    snprintf(what, sizeof(what), "GPU memory back after freeing %d communicators (within %zu MiB "
+             "+ the driver's %d streams of 0.55 MiB)", live, SLACK >> 20, live);
+    record(f2 + kept >= f0, what);
 
     for (int k = 0; k < cycles; ++k) {
         MPI_Comm c;
