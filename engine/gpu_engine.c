@@ -252,7 +252,13 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     if (0 == count) {
         return gpu_engine_finish(c, &what, req);
     }
-    if (NULL == req && c->direct_on) {
+    /* nonblocking: rounds stand behind it where a buffer cannot be shared */
+    if (c->direct_on && (NULL == req || c->hs_bytes > 0)) {
+        if (NULL != req) {
+            st = gpu_engine_direct_start(c, in, out, count, op, dt, req);
+            snprintf(req->what, sizeof(req->what), "%s", gpu_engine_what(&what));
+            return st;
+        }
         return gpu_engine_direct_allreduce(c, &what, in, out, count, op, dt);
     }
     const int resident = gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);

@@ -124,9 +124,11 @@ int gpu_engine_persistent(const gpu_engine_comm_t *comm, const gpu_xchg_plan_t *
  * With req NULL the call returns when the result is in place.
  */
 struct gpu_engine_hs_op;
+struct gpu_engine_direct_op;
 typedef struct {
     void *event;                 /* cudaEvent_t, owned by the engine */
     struct gpu_engine_hs_op *async;   /* host-paced rounds still to run */
+    struct gpu_engine_direct_op *direct;   /* rank 0 running it for all, in steps */
     char what[96];
 } gpu_engine_req_t;
 

@@ -173,3 +173,222 @@ gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t
     }
     return st;
 }
+
+/* ---- nonblocking: the same exchanges, one step per progress pass -------- */
+
+enum { GPU_DX_LEGACY, GPU_DX_MEET, GPU_DX_RUN, GPU_DX_TELL };
+
+struct gpu_engine_direct_op {
+    int phase;
+    const void *in;
+    void *out;
+    size_t count;
+    gpu_op_t op;
+    gpu_dtype_t dt;
+    double t0;
+    void *handle;               /* the exchange in flight */
+    cudaEvent_t ev;             /* rank 0: its kernel */
+    gpu_direct_desc_t mine, *all;
+    int32_t verdict, *verdicts;
+};
+
+static void gpu_dx_free(gpu_engine_comm_t *c, struct gpu_engine_direct_op *o)
+{
+    if (NULL != o->ev) {
+        gpu_engine_event_put(c, o->ev);
+    }
+    free(o->all);
+    free(o->verdicts);
+    free(o);
+}
+
+gpu_status_t gpu_engine_direct_start(gpu_engine_comm_t *c, const void *in, void *out,
+                                     size_t count, gpu_op_t op, gpu_dtype_t dt,
+                                     gpu_engine_req_t *req)
+{
+    struct gpu_engine_direct_op *o = calloc(1, sizeof(*o));
+    if (NULL == o || NULL == (o->all = calloc((size_t) c->nranks, sizeof(*o->all))) ||
+        NULL == (o->verdicts = calloc((size_t) c->nranks, sizeof(int32_t)))) {
+        if (NULL != o) {
+            free(o->all);
+            free(o);
+        }
+        return GPU_ERR_NO_MEMORY;
+    }
+    *o = (struct gpu_engine_direct_op) { .phase = GPU_DX_LEGACY, .in = in, .out = out,
+                                         .count = count, .op = op, .dt = dt, .all = o->all,
+                                         .verdicts = o->verdicts, .t0 = gpu_clock_now() };
+    req->direct = o;
+    req->event = NULL;
+    c->t_launch = o->t0;
+    /* everything, the first exchange included, from progress: a start
+     * never waits (not even for the application's default stream) */
+    return GPU_OK;
+}
+
+/* every rank's verdict is rank 0's: UNSUPPORTED turns the call into
+ * host-paced rounds (nothing written yet) */
+static gpu_status_t gpu_dx_fallback(gpu_engine_comm_t *c, struct gpu_engine_direct_op *o,
+                                    gpu_engine_req_t *req)
+{
+    gpu_xchg_plan_t plan;
+    gpu_status_t st = gpu_plan_allreduce(&plan, c->rank, c->nranks, o->in, o->out,
+                                         o->count * gpu_dtype_size(o->dt));
+    return GPU_OK != st ? st : gpu_engine_hs_start(c, &plan, o->op, o->dt, req);
+}
+
+static gpu_status_t gpu_dx_advance(gpu_engine_comm_t *c, struct gpu_engine_direct_op *o,
+                                   gpu_engine_req_t *req)
+{
+    const double limit = 2.0 * c->p.timeout_s + 5.0;
+    gpu_status_t st;
+    cudaError_t e;
+
+    for (;;) {
+        if (NULL != o->handle) {
+            st = c->boot->test(c->boot_ctx, o->handle);
+            if (GPU_INPROGRESS == st) {
+                return st;
+            }
+            o->handle = NULL;
+            if (GPU_OK != st) {
+                return st;
+            }
+        }
+        switch (o->phase) {
+        case GPU_DX_LEGACY:
+            /* the application's earlier default-stream work, without
+             * submitting any of ours */
+            e = c->p.order_legacy ? cudaStreamQuery(cudaStreamLegacy) : cudaSuccess;
+            if (cudaErrorNotReady == e) {
+                if (gpu_clock_now() - o->t0 > limit) {
+                    GPU_ERROR("rank %d: %s: the default stream did not drain in %.0f s",
+                              c->rank, req->what, limit);
+                    return GPU_ERR_TIMEOUT;
+                }
+                return GPU_INPROGRESS;
+            }
+            st = cudaSuccess == e ? GPU_OK : GPU_ERR_CUDA;
+            if (GPU_OK == st && 0 != c->rank) {
+                st = gpu_direct_describe(o->in, o->out, &o->mine);
+                o->mine.pid = (int32_t) getpid();
+                o->mine.ngone = gpu_ipc_exports_gone(&c->direct_gone, o->mine.gone,
+                                                     GPU_DIRECT_GONE);
+            }
+            o->mine.status = (int32_t) st;
+            o->phase = GPU_DX_MEET;
+            st = c->boot->iallgather(c->boot_ctx, &o->mine, o->all, sizeof(o->mine), &o->handle);
+            if (GPU_OK != st) {
+                return st;
+            }
+            break;
+        case GPU_DX_MEET:
+            if (0 == c->rank) {
+                for (int r = 1; r < c->nranks; ++r) {
+                    gpu_ipc_forget(o->all[r].pid, o->all[r].gone, o->all[r].ngone);
+                }
+            }
+            for (int r = 0; r < c->nranks; ++r) {
+                if (GPU_OK != o->all[r].status) {
+                    return gpu_dx_fallback(c, o, req);
+                }
+            }
+            o->verdict = GPU_OK;
+            o->phase = GPU_DX_RUN;
+            if (0 == c->rank) {
+                gpu_direct_args_t a;
+                memset(&a, 0, sizeof(a));
+                a.nranks = c->nranks;
+                a.in[0] = o->in;
+                a.out[0] = o->out;
+                for (int r = 1; r < c->nranks && GPU_OK == o->verdict; ++r) {
+                    void *p = NULL, *q = NULL;
+                    if (GPU_OK != gpu_ipc_ref_open(&o->all[r].in, &p) ||
+                        (!o->all[r].same && GPU_OK != gpu_ipc_ref_open(&o->all[r].out, &q))) {
+                        GPU_LOG(1, "rank %d: %s: cannot map the buffers of rank %d: host-paced",
+                                c->rank, req->what, r);
+                        o->verdict = GPU_ERR_UNSUPPORTED;
+                    }
+                    a.in[r] = p;
+                    a.out[r] = o->all[r].same ? p : q;
+                }
+                if (GPU_OK == o->verdict) {
+                    o->verdict = gpu_kernel_allreduce_direct(&a, o->count, o->op, o->dt,
+                                                             c->stream);
+                }
+                if (GPU_OK == o->verdict) {
+                    o->verdict = gpu_engine_event(c, &o->ev);
+                }
+                if (GPU_OK == o->verdict &&
+                    cudaSuccess != (e = cudaEventRecord(o->ev, c->stream))) {
+                    GPU_ERROR("rank %d: %s: cudaEventRecord: %s", c->rank, req->what,
+                              cudaGetErrorString(e));
+                    o->verdict = GPU_ERR_CUDA;
+                }
+                o->t0 = gpu_clock_now();
+            }
+            break;
+        case GPU_DX_RUN:
+            if (0 == c->rank && GPU_OK == o->verdict) {
+                e = cudaEventQuery(o->ev);
+                if (cudaErrorNotReady == e) {
+                    if (gpu_clock_now() - o->t0 > limit) {
+                        GPU_ERROR("rank %d: %s still running after %.0f s", c->rank, req->what,
+                                  limit);
+                        o->verdict = GPU_ERR_TIMEOUT;
+                    } else {
+                        return GPU_INPROGRESS;
+                    }
+                } else if (cudaSuccess != e) {
+                    GPU_ERROR("rank %d: %s failed: %s", c->rank, req->what, cudaGetErrorString(e));
+                    o->verdict = GPU_ERR_CUDA;
+                }
+            }
+            o->phase = GPU_DX_TELL;
+            st = c->boot->iallgather(c->boot_ctx, &o->verdict, o->verdicts, sizeof(int32_t),
+                                     &o->handle);
+            if (GPU_OK != st) {
+                return st;
+            }
+            break;
+        default:
+            st = (gpu_status_t) o->verdicts[0];
+            if (GPU_ERR_UNSUPPORTED == st) {
+                return gpu_dx_fallback(c, o, req);
+            }
+            if (GPU_OK != st && 0 != c->rank) {
+                GPU_ERROR("rank %d: %s: rank 0 ran it for every rank and failed (%s)", c->rank,
+                          req->what, gpu_status_string(st));
+            }
+            return st;
+        }
+    }
+}
+
+gpu_status_t gpu_engine_direct_step(gpu_engine_comm_t *c, gpu_engine_req_t *req)
+{
+    struct gpu_engine_direct_op *o = req->direct;
+    int prev = c->device;
+    gpu_status_t st;
+
+    if (cudaSuccess == cudaGetDevice(&prev) && prev != c->device) {
+        (void) cudaSetDevice(c->device);
+    }
+    st = gpu_dx_advance(c, o, req);
+    if (prev != c->device) {
+        (void) cudaSetDevice(prev);
+    }
+    if (GPU_INPROGRESS == st) {
+        return st;
+    }
+    if (GPU_OK != st) {
+        c->broken = 1;
+    }
+    c->t_submit = gpu_clock_now();
+    /* a timed-out exchange may still write into the arrays: keep them */
+    if (NULL == o->handle) {
+        gpu_dx_free(c, o);
+    }
+    req->direct = NULL;
+    return st;
+}

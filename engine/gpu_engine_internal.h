@@ -158,6 +158,15 @@ int gpu_engine_direct_wanted(const gpu_engine_comm_t *c);
 gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t *what,
                                          const void *in, void *out, size_t count, gpu_op_t op,
                                          gpu_dtype_t dt);
+/* The same for a nonblocking one: start queues the first exchange (never
+ * waits), step runs what is ready from progress (GPU_INPROGRESS until
+ * done; req->direct is then NULL).  Where a buffer cannot be shared the
+ * step hands the call to host-paced rounds (req->async), alike on every
+ * rank, before anything was written. */
+gpu_status_t gpu_engine_direct_start(gpu_engine_comm_t *c, const void *in, void *out,
+                                     size_t count, gpu_op_t op, gpu_dtype_t dt,
+                                     gpu_engine_req_t *req);
+gpu_status_t gpu_engine_direct_step(gpu_engine_comm_t *c, gpu_engine_req_t *req);
 
 /* Stream-ordered allreduce (gpu_engine_stream.c): its error record. */
 gpu_status_t gpu_engine_stream_setup(gpu_engine_comm_t *c);

@@ -109,6 +109,13 @@ gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *c, gpu_engine_req_t *req)
     cudaError_t e;
     gpu_status_t st = GPU_OK;
 
+    if (NULL != req->direct) {
+        const gpu_status_t st = gpu_engine_direct_step(c, req);
+        /* turned into host-paced rounds (a buffer could not be shared) */
+        if (GPU_OK != st || NULL == req->async) {
+            return st;
+        }
+    }
     if (NULL != req->async) {
         return gpu_engine_hs_step(c, req);
     }

@@ -441,6 +441,7 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     r->q_next = NULL;
     r->engine.event = NULL;
     r->engine.async = NULL;
+    r->engine.direct = NULL;
     r->engine.what[0] = '\0';
     snprintf(r->comm_name, sizeof(r->comm_name), "%s", m->comm->c_name);
     *request = &r->super.super;

@@ -13,7 +13,7 @@
  * and alltoall, 1 for bcast and reduce.
  *
  *   gpucoll_bench [-c allreduce|bcast|reduce|allgather|reduce_scatter|alltoall]
- *                 [-b min_bytes] [-e max_bytes] [-n iters] [-r repetitions] [--no-nccl]
+ *                 [-b min_bytes] [-e max_bytes] [-n iters] [-r repetitions] [--no-nccl] [--nonblocking]
  *                 [--csv FILE] [--json FILE]
  */
 #include <mpi.h>
@@ -28,7 +28,7 @@
 enum { B_ALLREDUCE, B_BCAST, B_REDUCE, B_ALLGATHER, B_REDUCE_SCATTER, B_ALLTOALL, B_N };
 static const char *bname[] = { "allreduce", "bcast", "reduce", "allgather", "reduce_scatter",
                                "alltoall" };
-static int coll, nranks;
+static int coll, nranks, nonblocking;
 
 /* elements per rank-to-rank unit for a size in bytes (see the header) */
 static size_t unit_count(size_t bytes)
@@ -46,6 +46,13 @@ static double bus_factor(void)
 static void mpi_call(void *s, void *r, size_t c)
 {
     const int n = (int) c;
+    if (nonblocking && B_ALLREDUCE == coll) {
+        /* OSU's osu_iallreduce without compute: start and wait */
+        MPI_Request q;
+        MPI_Iallreduce(s, r, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        return;
+    }
     switch (coll) {
     case B_ALLREDUCE: MPI_Allreduce(s, r, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
     case B_BCAST: MPI_Bcast(s, n, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
@@ -134,6 +141,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) iters_arg = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-nccl")) use_nccl = 0;
+        else if (!strcmp(argv[i], "--nonblocking")) nonblocking = 1;   /* allreduce only */
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "-c") && i + 1 < argc) {

@@ -8,7 +8,8 @@
  *     stale cached mapping would read the old allocation: each round
  *     allocates fresh buffers of a new size, runs and checks, frees them;
  *     more rounds than the cache has mappings (its eviction runs);
- *   - in place, out of place, several types and ops, counts 1 to 4 Mi;
+ *   - in place, out of place, several types and ops, counts 1 to 4 Mi,
+ *     every fourth call nonblocking;
  *   - memory with no IPC handle (managed, cudaMallocAsync pools) on one
  *     rank only: every rank must still agree and be right (staged);
  *   - GPU memory flat over the rounds (mappings of freed buffers closed).
@@ -92,8 +93,16 @@ static int one(size_t n, int which, int in_place, int kind, int t)
     if (!in_place) {
         CK(cudaMemset(out, 0xff, bytes));
     }
-    if (MPI_SUCCESS != MPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, (int) n, dt, op,
-                                     MPI_COMM_WORLD)) {
+    if (t % 4 == 3) {
+        /* every fourth call nonblocking (its own steps from progress) */
+        MPI_Request q;
+        if (MPI_SUCCESS != MPI_Iallreduce(in_place ? MPI_IN_PLACE : in, out, (int) n, dt, op,
+                                          MPI_COMM_WORLD, &q) ||
+            MPI_SUCCESS != MPI_Wait(&q, MPI_STATUS_IGNORE)) {
+            bad = 1;
+        }
+    } else if (MPI_SUCCESS != MPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, (int) n, dt, op,
+                                            MPI_COMM_WORLD)) {
         bad = 1;
     }
     memset(h, 0, bytes);
@@ -152,7 +161,7 @@ int main(int argc, char **argv)
                    k + 1);
     }
     snprintf(what, sizeof(what), "%d rounds of fresh buffers (float/int/double, sum/max, in "
-             "place and not, 1 to 4 Mi elements): results right", rounds);
+             "place and not, 1 to 4 Mi elements, a quarter nonblocking): results right", rounds);
     record(0 == bad, what);
     f1 = free_now();
     if (0 == wrank) {
