@@ -223,11 +223,11 @@ static int mca_coll_gpu_register(void)
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->paced_scratch_bytes);
     mca_coll_gpu_reg("shared_direct", "1: where all ranks of a communicator share one GPU "
-                     "without MPS, rank 0 runs each blocking device allreduce for every rank "
-                     "(one kernel over every rank's buffers, mapped through CUDA IPC; the "
-                     "other ranks submit no GPU work, so no context switch waits); 0: stage "
-                     "small ones through host copies (coll_gpu_shared_staged_max) and pace "
-                     "the rest",
+                     "without MPS, rank 0 runs each device allreduce (blocking or not) for "
+                     "every rank (one kernel over every rank's buffers, mapped through CUDA "
+                     "IPC; the other ranks submit no GPU work, so no context switch waits); 0: "
+                     "stage small blocking ones through host copies (coll_gpu_shared_staged_max) "
+                     "and pace the rest",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->shared_direct);
     mca_coll_gpu_reg("shared_staged_max", "Largest blocking device allreduce (bytes) that "
                      "stages through host copies instead of host-paced rounds when the ranks "
