@@ -253,7 +253,7 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         return gpu_engine_finish(c, &what, req);
     }
     /* nonblocking: rounds stand behind it where a buffer cannot be shared */
-    if (c->direct_on && (NULL == req || c->hs_bytes > 0)) {
+    if (gpu_engine_direct_takes(c, bytes, NULL == req)) {
         if (NULL != req) {
             st = gpu_engine_direct_start(c, in, out, count, op, dt, req);
             snprintf(req->what, sizeof(req->what), "%s", gpu_engine_what(&what));

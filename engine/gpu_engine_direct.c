@@ -42,7 +42,7 @@ typedef struct {
 
 int gpu_engine_direct_wanted(const gpu_engine_comm_t *c)
 {
-    if (!c->p.direct || c->nranks < 2 || c->p.paced >= 0 || c->threads_any || c->mps_all) {
+    if (!c->p.direct || c->nranks < 2 || c->p.paced >= 0 || c->threads_any) {
         return 0;
     }
     for (int i = 1; i < c->nranks; ++i) {
@@ -55,7 +55,30 @@ int gpu_engine_direct_wanted(const gpu_engine_comm_t *c)
 
 int gpu_engine_direct(const gpu_engine_comm_t *c)
 {
-    return NULL != c && c->direct_on;
+    return NULL != c && c->direct_on && !c->mps_all;
+}
+
+/*
+ * Under MPS the ranks' own kernels run side by side, each with its share of
+ * the SMs (half the GPU split among the ranks: 8 blocks each for 8 ranks on
+ * an H100), which wins for small calls (the resident kernel, no host
+ * exchange) and loses for larger ones to one kernel with the whole GPU.
+ * Where they crossed on one H100 (docs/results/h100_2026-11-25_*): 1 MiB
+ * for 2 ranks, 128 KiB for 4, 8 KiB for 8.  Nonblocking calls would run
+ * host-paced rounds there: this path at every size.  Same answer on every
+ * rank (bytes and rank count are).
+ */
+int gpu_engine_direct_takes(const gpu_engine_comm_t *c, size_t bytes, int blocking)
+{
+    size_t from;
+    if (!c->direct_on || (!blocking && 0 == c->hs_bytes)) {
+        return 0;
+    }
+    if (!c->mps_all || !blocking) {
+        return 1;
+    }
+    from = c->nranks <= 2 ? (size_t) 1 << 20 : c->nranks <= 4 ? (size_t) 128 << 10 : 8192;
+    return bytes >= from;
 }
 
 /* this rank's buffers as rank 0 can map them */
@@ -94,6 +117,7 @@ static gpu_status_t gpu_direct_run(gpu_engine_comm_t *c, gpu_engine_what_t *what
         a.in[r] = p;
         a.out[r] = all[r].same ? p : q;
     }
+    gpu_engine_pk_park(c);      /* a resident kernel would hold the stream */
     st = gpu_kernel_allreduce_direct(&a, count, op, dt, c->stream);
     if (GPU_OK != st) {
         return GPU_ERR_UNSUPPORTED == st ? GPU_ERR_UNSUPPORTED : st;
@@ -313,6 +337,7 @@ static gpu_status_t gpu_dx_advance(gpu_engine_comm_t *c, struct gpu_engine_direc
                     a.out[r] = o->all[r].same ? p : q;
                 }
                 if (GPU_OK == o->verdict) {
+                    gpu_engine_pk_park(c);
                     o->verdict = gpu_kernel_allreduce_direct(&a, o->count, o->op, o->dt,
                                                              c->stream);
                 }

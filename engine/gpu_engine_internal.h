@@ -155,6 +155,8 @@ void gpu_engine_wait_progress(gpu_engine_comm_t *c, unsigned spins);
  * wanted (busids known; the same answer on every rank), and a blocking
  * allreduce run that way (GPU_ERR_UNSUPPORTED, alike everywhere: stage). */
 int gpu_engine_direct_wanted(const gpu_engine_comm_t *c);
+/* Does an allreduce of bytes take it (under MPS only the larger ones)? */
+int gpu_engine_direct_takes(const gpu_engine_comm_t *c, size_t bytes, int blocking);
 gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t *what,
                                          const void *in, void *out, size_t count, gpu_op_t op,
                                          gpu_dtype_t dt);
