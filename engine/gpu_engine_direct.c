@@ -21,6 +21,7 @@
  * work on the legacy stream on the host first (a host wait submits
  * nothing), as the other paths order after it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,13 +95,35 @@ static gpu_status_t gpu_direct_describe(const void *in, void *out, gpu_direct_de
     return st;
 }
 
-/* rank 0: map every rank's buffers and run the kernel */
-static gpu_status_t gpu_direct_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
-                                   const gpu_direct_desc_t *all, const void *in, void *out,
-                                   size_t count, gpu_op_t op, gpu_dtype_t dt)
+/* After the first exchange: rank 0 closes what the others freed; 1 when
+ * every rank's buffers can be shared (every rank sees the same) */
+static int gpu_direct_agreed(gpu_engine_comm_t *c, const gpu_direct_desc_t *all,
+                             gpu_engine_what_t *what)
+{
+    if (0 == c->rank) {
+        /* mappings of freed memory keep it alive: close them first */
+        for (int r = 1; r < c->nranks; ++r) {
+            gpu_ipc_forget(all[r].pid, all[r].gone, all[r].ngone);
+        }
+    }
+    for (int r = 0; r < c->nranks; ++r) {
+        if (GPU_OK != all[r].status) {
+            GPU_LOG(10, "rank %d: %s: rank %d's buffers cannot be shared (%s): another path",
+                    c->rank, gpu_engine_what(what), r,
+                    gpu_status_string((gpu_status_t) all[r].status));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* rank 0: map every rank's buffers and queue the kernel on our stream
+ * (GPU_ERR_UNSUPPORTED, nothing queued, where a mapping fails) */
+static gpu_status_t gpu_direct_launch(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                                      const gpu_direct_desc_t *all, const void *in, void *out,
+                                      size_t count, gpu_op_t op, gpu_dtype_t dt)
 {
     gpu_direct_args_t a;
-    gpu_status_t st;
 
     memset(&a, 0, sizeof(a));
     a.nranks = c->nranks;
@@ -110,7 +133,7 @@ static gpu_status_t gpu_direct_run(gpu_engine_comm_t *c, gpu_engine_what_t *what
         void *p = NULL, *q = NULL;
         if (GPU_OK != gpu_ipc_ref_open(&all[r].in, &p) ||
             (!all[r].same && GPU_OK != gpu_ipc_ref_open(&all[r].out, &q))) {
-            GPU_LOG(1, "rank %d: %s: cannot map the buffers of rank %d: staged", c->rank,
+            GPU_LOG(1, "rank %d: %s: cannot map the buffers of rank %d: another path", c->rank,
                     gpu_engine_what(what), r);
             return GPU_ERR_UNSUPPORTED;
         }
@@ -118,11 +141,7 @@ static gpu_status_t gpu_direct_run(gpu_engine_comm_t *c, gpu_engine_what_t *what
         a.out[r] = all[r].same ? p : q;
     }
     gpu_engine_pk_park(c);      /* a resident kernel would hold the stream */
-    st = gpu_kernel_allreduce_direct(&a, count, op, dt, c->stream);
-    if (GPU_OK != st) {
-        return GPU_ERR_UNSUPPORTED == st ? GPU_ERR_UNSUPPORTED : st;
-    }
-    return gpu_engine_wait(c, what);
+    return gpu_kernel_allreduce_direct(&a, count, op, dt, c->stream);
 }
 
 gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t *what,
@@ -164,23 +183,14 @@ gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t
         return xs;
     }
     const gpu_direct_desc_t *all = c->direct_all;
+    if (!gpu_direct_agreed(c, all, what)) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    verdict = GPU_OK;
     if (0 == c->rank) {
-        /* mappings of freed memory keep it alive: close them first */
-        for (int r = 1; r < n; ++r) {
-            gpu_ipc_forget(all[r].pid, all[r].gone, all[r].ngone);
-        }
+        st = gpu_direct_launch(c, what, all, in, out, count, op, dt);
+        verdict = (int32_t) (GPU_OK == st ? gpu_engine_wait(c, what) : st);
     }
-    for (int r = 0; r < n; ++r) {
-        if (GPU_OK != all[r].status) {
-            /* every rank sees the same: all stage (a CUDA error of that
-             * rank's own shows in its staged copies) */
-            GPU_LOG(10, "rank %d: %s: rank %d's buffers cannot be shared (%s): staged", c->rank,
-                    gpu_engine_what(what), r, gpu_status_string((gpu_status_t) all[r].status));
-            return GPU_ERR_UNSUPPORTED;
-        }
-    }
-    verdict = 0 == c->rank ? (int32_t) gpu_direct_run(c, what, all, in, out, count, op, dt)
-                           : (int32_t) GPU_OK;
     xs = c->boot->allgather(c->boot_ctx, &verdict, verdicts, sizeof(verdict));
     if (GPU_OK != xs) {
         c->broken = 1;
@@ -265,6 +275,7 @@ static gpu_status_t gpu_dx_advance(gpu_engine_comm_t *c, struct gpu_engine_direc
                                    gpu_engine_req_t *req)
 {
     const double limit = 2.0 * c->p.timeout_s + 5.0;
+    gpu_engine_what_t w = { .coll = NULL };   /* req->what, for the helpers' messages */
     gpu_status_t st;
     cudaError_t e;
 
@@ -307,40 +318,15 @@ static gpu_status_t gpu_dx_advance(gpu_engine_comm_t *c, struct gpu_engine_direc
             }
             break;
         case GPU_DX_MEET:
-            if (0 == c->rank) {
-                for (int r = 1; r < c->nranks; ++r) {
-                    gpu_ipc_forget(o->all[r].pid, o->all[r].gone, o->all[r].ngone);
-                }
-            }
-            for (int r = 0; r < c->nranks; ++r) {
-                if (GPU_OK != o->all[r].status) {
-                    return gpu_dx_fallback(c, o, req);
-                }
+            snprintf(w.text, sizeof(w.text), "%s", req->what);
+            if (!gpu_direct_agreed(c, o->all, &w)) {
+                return gpu_dx_fallback(c, o, req);
             }
             o->verdict = GPU_OK;
             o->phase = GPU_DX_RUN;
             if (0 == c->rank) {
-                gpu_direct_args_t a;
-                memset(&a, 0, sizeof(a));
-                a.nranks = c->nranks;
-                a.in[0] = o->in;
-                a.out[0] = o->out;
-                for (int r = 1; r < c->nranks && GPU_OK == o->verdict; ++r) {
-                    void *p = NULL, *q = NULL;
-                    if (GPU_OK != gpu_ipc_ref_open(&o->all[r].in, &p) ||
-                        (!o->all[r].same && GPU_OK != gpu_ipc_ref_open(&o->all[r].out, &q))) {
-                        GPU_LOG(1, "rank %d: %s: cannot map the buffers of rank %d: host-paced",
-                                c->rank, req->what, r);
-                        o->verdict = GPU_ERR_UNSUPPORTED;
-                    }
-                    a.in[r] = p;
-                    a.out[r] = o->all[r].same ? p : q;
-                }
-                if (GPU_OK == o->verdict) {
-                    gpu_engine_pk_park(c);
-                    o->verdict = gpu_kernel_allreduce_direct(&a, o->count, o->op, o->dt,
-                                                             c->stream);
-                }
+                o->verdict = gpu_direct_launch(c, &w, o->all, o->in, o->out, o->count, o->op,
+                                               o->dt);
                 if (GPU_OK == o->verdict) {
                     o->verdict = gpu_engine_event(c, &o->ev);
                 }
@@ -393,16 +379,10 @@ static gpu_status_t gpu_dx_advance(gpu_engine_comm_t *c, struct gpu_engine_direc
 gpu_status_t gpu_engine_direct_step(gpu_engine_comm_t *c, gpu_engine_req_t *req)
 {
     struct gpu_engine_direct_op *o = req->direct;
-    int prev = c->device;
-    gpu_status_t st;
+    const int prev = gpu_engine_device_push(c);
+    const gpu_status_t st = gpu_dx_advance(c, o, req);
 
-    if (cudaSuccess == cudaGetDevice(&prev) && prev != c->device) {
-        (void) cudaSetDevice(c->device);
-    }
-    st = gpu_dx_advance(c, o, req);
-    if (prev != c->device) {
-        (void) cudaSetDevice(prev);
-    }
+    gpu_engine_device_pop(c, prev);
     if (GPU_INPROGRESS == st) {
         return st;
     }

@@ -340,16 +340,10 @@ static gpu_status_t gpu_hs_advance(struct gpu_engine_hs_op *o)
 gpu_status_t gpu_engine_hs_step(gpu_engine_comm_t *c, gpu_engine_req_t *req)
 {
     struct gpu_engine_hs_op *o = req->async;
-    int prev = c->device;
-    gpu_status_t st;
+    const int prev = gpu_engine_device_push(c);
+    const gpu_status_t st = gpu_hs_advance(o);
 
-    if (cudaSuccess == cudaGetDevice(&prev) && prev != c->device) {
-        (void) cudaSetDevice(c->device);
-    }
-    st = gpu_hs_advance(o);
-    if (prev != c->device) {
-        (void) cudaSetDevice(prev);
-    }
+    gpu_engine_device_pop(c, prev);
     if (GPU_INPROGRESS == st) {
         return st;
     }

@@ -106,6 +106,23 @@ typedef struct {
 } gpu_engine_what_t;
 const char *gpu_engine_what(gpu_engine_what_t *w);
 
+/* Steps run from progress, where another device may be current: make
+ * ours current and give back the caller's (a local, so steps may nest). */
+static inline int gpu_engine_device_push(const gpu_engine_comm_t *c)
+{
+    int prev = c->device;
+    if (cudaSuccess == cudaGetDevice(&prev) && prev != c->device) {
+        (void) cudaSetDevice(c->device);
+    }
+    return prev;
+}
+static inline void gpu_engine_device_pop(const gpu_engine_comm_t *c, int prev)
+{
+    if (prev != c->device) {
+        (void) cudaSetDevice(prev);
+    }
+}
+
 /* Do two ranks of the communicator drive the same GPU (busids known)? */
 int gpu_engine_gpu_shared(const gpu_engine_comm_t *c);
 /* Make the next launch wait for work the application queued on the legacy

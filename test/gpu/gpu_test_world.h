@@ -41,4 +41,19 @@ static inline float val(int r, size_t i, int t)
     return (float) ((((uint64_t) r + 1) * 2654435761u + i * 40503u + (uint64_t) t * 977u) % 97 + 1);
 }
 
+/* free GPU memory once every rank's work is done (the smallest over the
+ * ranks: those on one GPU share what cudaMemGetInfo sees) */
+static inline size_t world_free_gpu(void)
+{
+    size_t f = 0, t = 0;
+    unsigned long long mine, least = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    CK(cudaDeviceSynchronize());
+    MPI_Barrier(MPI_COMM_WORLD);
+    CK(cudaMemGetInfo(&f, &t));
+    mine = (unsigned long long) f;
+    MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    return (size_t) least;
+}
+
 #endif /* GPUCOLL_GPU_TEST_WORLD_H */

@@ -31,21 +31,6 @@
 #define SLACK ((size_t) 64 << 20)
 #define STREAM_KEPT ((size_t) 600 << 10)
 
-/* free GPU memory once every rank's work is done (the smallest over the
- * ranks of this node's GPU: they share what cudaMemGetInfo sees) */
-static size_t free_now(void)
-{
-    size_t f = 0, t = 0;
-    unsigned long long mine, least = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    CK(cudaDeviceSynchronize());
-    MPI_Barrier(MPI_COMM_WORLD);
-    CK(cudaMemGetInfo(&f, &t));
-    mine = (unsigned long long) f;
-    MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    return (size_t) least;
-}
-
 /* one device allreduce of n floats on c, checked: 0 when right */
 static int one_allreduce(MPI_Comm c, float *d_in, float *d_out, float *h, size_t n, int t)
 {
@@ -101,7 +86,7 @@ int main(int argc, char **argv)
     comms = calloc((size_t) (live > 0 ? live : 1), sizeof(MPI_Comm));
     /* MPI_COMM_WORLD's own state first, so it does not count below */
     bad += one_allreduce(MPI_COMM_WORLD, d_in, d_out, h, n, 0);
-    f0 = free_now();
+    f0 = world_free_gpu();
 
     for (int k = 0; k < live; ++k) {
         /* dups and splits, as a 2D/3D decomposition makes them (with the
@@ -114,7 +99,7 @@ int main(int argc, char **argv)
         MPI_Comm_set_errhandler(comms[k], MPI_ERRORS_RETURN);
         bad += one_allreduce(comms[k], d_in, d_out, h, n, k + 1);
     }
-    f1 = free_now();
+    f1 = world_free_gpu();
     snprintf(what, sizeof(what), "%d live communicators, one %zu-byte device allreduce each: "
              "results right", live, n * sizeof(float));
     record(0 == bad, what);
@@ -137,11 +122,11 @@ int main(int argc, char **argv)
         size_t fb, fa;
         CK(cudaMalloc((void **) &b_in, nb * sizeof(float)));
         CK(cudaMalloc((void **) &b_out, nb * sizeof(float)));
-        fb = free_now();
+        fb = world_free_gpu();
         for (int k = 0; k < few; ++k) {
             bad += one_allreduce(comms[k], b_in, b_out, hb, nb, 7000 + k);
         }
-        fa = free_now();
+        fa = world_free_gpu();
         if (0 == wrank) {
             printf("a %zu-byte allreduce on %d of them: %.1f MiB more per communicator and "
                    "rank\n", big, few, fb > fa ? (double) (fb - fa) / few /
@@ -158,7 +143,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < live; ++k) {
         MPI_Comm_free(&comms[k]);
     }
-    f2 = free_now();
+    f2 = world_free_gpu();
     if (0 == wrank) {
         const double per = live > 0 && f0 > f1
                            ? (double) (f0 - f1) / live / (wsize < ndev ? 1 : (double) wsize / ndev)
@@ -184,7 +169,7 @@ int main(int argc, char **argv)
         bad += one_allreduce(c, d_in, d_out, h, n, 1000 + k);
         MPI_Comm_free(&c);
     }
-    f3 = free_now();
+    f3 = world_free_gpu();
     if (0 == wrank) {
         printf("free GPU memory after %d dup/allreduce/free cycles: %.1f MiB\n", cycles,
                f3 / 1048576.0);

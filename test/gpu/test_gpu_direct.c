@@ -117,19 +117,6 @@ static int one(size_t n, int which, int in_place, int kind, int t)
     return bad;
 }
 
-static size_t free_now(void)
-{
-    size_t f = 0, t = 0;
-    unsigned long long mine, least = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    CK(cudaDeviceSynchronize());
-    MPI_Barrier(MPI_COMM_WORLD);
-    CK(cudaMemGetInfo(&f, &t));
-    mine = (unsigned long long) f;
-    MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    return (size_t) least;
-}
-
 int main(int argc, char **argv)
 {
     const int rounds = argc > 1 && '-' != argv[1][0] ? atoi(argv[1]) : 400;
@@ -155,7 +142,7 @@ int main(int argc, char **argv)
      * two-shot), before the first reading: they belong to the communicator */
     bad += one(8, 0, 0, MEM_DEVICE, 0);
     bad += one((4 << 20) + 1000, 2, 0, MEM_DEVICE, 0);
-    f0 = free_now();
+    f0 = world_free_gpu();
     for (int k = 0; k < rounds; ++k) {
         bad += one(counts[k % ncounts] + (size_t) (k / ncounts), k % 3, (k / 2) % 2, MEM_DEVICE,
                    k + 1);
@@ -163,7 +150,7 @@ int main(int argc, char **argv)
     snprintf(what, sizeof(what), "%d rounds of fresh buffers (float/int/double, sum/max, in "
              "place and not, 1 to 4 Mi elements, a quarter nonblocking): results right", rounds);
     record(0 == bad, what);
-    f1 = free_now();
+    f1 = world_free_gpu();
     if (0 == wrank) {
         printf("free GPU memory: %.1f MiB before the rounds, %.1f after\n", f0 / 1048576.0,
                f1 / 1048576.0);
