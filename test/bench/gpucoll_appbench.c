@@ -10,6 +10,10 @@
  *           copy back: what an application does without a CUDA-aware MPI
  *   nccl    kernel, nccl<Coll> on the same stream, stream synchronize
  *           (when libnccl.so.2 can be loaded)
+ *   enqueue kernel, MPIX_<Coll>_enqueue on the same stream (libgpucoll's
+ *           stream extension; a small allreduce is one kernel there),
+ *           stream synchronize: the stream-ordered form NCCL's loop is
+ *           (when coll/gpu serves the stream communicator)
  *
  * For each it prints the loop time per iteration (slowest rank's mean, the
  * median of -r loops), the kernel's own time inside the loop (CUDA events
@@ -30,20 +34,29 @@
 #include <cuda_runtime_api.h>
 
 #include "bench_util.h"
+#include "mpix/mpix_gpu.h"
 
 int gpucoll_app_triad(float *a, const float *b, const float *c, float s, size_t n, int blocks,
                       cudaStream_t st);
 
 enum { W_AR8, W_AR4M, W_A2A1M, W_N };
 static const char *wname[W_N] = { "allreduce8", "allreduce4m", "alltoall1m" };
-enum { M_MPI, M_STAGED, M_NCCL, M_N };
-static const char *mname[M_N] = { "mpi", "staged", "nccl" };
+enum { M_MPI, M_STAGED, M_NCCL, M_ENQ, M_N };
+static const char *mname[M_N] = { "mpi", "staged", "nccl", "enqueue" };
 
 static int nranks, rank, blocks;
 static cudaStream_t st;
 static float *ta, *tb, *tc;          /* the application's arrays */
 static void *ds, *dr, *hs, *hr;      /* collective buffers, device and pinned host */
 static nccl_comm_t nc;
+static int use_nccl = 1, use_enq = 1;
+static MPI_Comm scomm = MPI_COMM_NULL;   /* stream communicator on st (enqueue mode) */
+static MPIX_Stream mstream;
+
+static int mode_on(int m)
+{
+    return (m != M_NCCL || use_nccl) && (m != M_ENQ || use_enq);
+}
 
 /* float elements a rank contributes (allreduce) or sends each peer (alltoall) */
 static size_t wcount(int w)
@@ -64,6 +77,15 @@ static void mpi_coll(int w, void *s, void *r)
     } else {
         MPI_Allreduce(s, r, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     }
+}
+
+static int enq_coll(int w)
+{
+    const int c = (int) wcount(w);
+    if (w == W_A2A1M) {
+        return MPIX_Alltoall_enqueue(ds, c, MPI_FLOAT, dr, c, MPI_FLOAT, scomm);
+    }
+    return MPIX_Allreduce_enqueue(ds, dr, c, MPI_FLOAT, MPI_SUM, scomm);
 }
 
 static int nccl_coll(int w)
@@ -113,9 +135,9 @@ static double run_loop(int m, int w, size_t n, int iters, double *kern)
             mpi_coll(w, hs, hr);
             CK(cudaMemcpyAsync(dr, hr, wbytes(w), cudaMemcpyHostToDevice, st));
             CK(cudaStreamSynchronize(st));
-        } else if (m == M_NCCL) {
-            if (0 != nccl_coll(w)) {
-                fprintf(stderr, "gpucoll_appbench: NCCL call failed\n");
+        } else if (m == M_NCCL || m == M_ENQ) {
+            if (0 != (m == M_NCCL ? nccl_coll(w) : enq_coll(w))) {
+                fprintf(stderr, "gpucoll_appbench: %s call failed\n", mname[m]);
                 MPI_Abort(MPI_COMM_WORLD, 3);
             }
             CK(cudaStreamSynchronize(st));
@@ -163,7 +185,7 @@ static int parse_list(const char *arg, double *v, int max)
 int main(int argc, char **argv)
 {
     double ktarget[8] = { 20, 200, 2000 };
-    int nk = 3, wsel[W_N] = { 1, 1, 1 }, reps = 3, use_nccl = 1, ndev, lrank, nver = 0;
+    int nk = 3, wsel[W_N] = { 1, 1, 1 }, reps = 3, ndev, lrank, nver = 0;
     double loop_ms = 300;
     const char *csv = NULL;
     FILE *cf = NULL;
@@ -254,6 +276,18 @@ int main(int argc, char **argv)
             nccl.get_version(&nver);
         }
     }
+    {
+        /* the enqueue mode's stream communicator; off where coll/gpu does
+         * not serve it (every rank must agree) */
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "type", "cudaStream_t");
+        MPIX_Info_set_hex(info, "value", &st, sizeof(st));
+        use_enq = use_enq && MPI_SUCCESS == MPIX_Stream_create(info, &mstream) &&
+                  MPI_SUCCESS == MPIX_Stream_comm_create(MPI_COMM_WORLD, mstream, &scomm);
+        MPI_Info_free(&info);
+        MPI_Allreduce(MPI_IN_PLACE, &use_enq, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    }
     if (0 == rank) {
         printf("# application loop: triad on the whole GPU + one collective per iteration, %d ranks, "
                "%d GPU(s) per node visible%s", nranks, ndev, use_nccl ? "" : ", NCCL not available\n");
@@ -292,30 +326,27 @@ int main(int argc, char **argv)
                 continue;
             }
             for (int m = 0; m < M_N; ++m) {
-                if (m == M_NCCL && !use_nccl) {
-                    continue;
+                if (mode_on(m)) {
+                    (void) run_loop(m, w, n, 5, &dummy);   /* warm-up: setup, first use */
                 }
-                (void) run_loop(m, w, n, 5, &dummy);   /* warm-up: setup, first use */
             }
             for (int r = 0; r < reps; ++r) {
                 for (int m = 0; m < M_N; ++m) {
-                    if (m == M_NCCL && !use_nccl) {
-                        continue;
+                    if (mode_on(m)) {
+                        loop[m][r] = run_loop(m, w, n, iters, &kern[m][r]);
                     }
-                    loop[m][r] = run_loop(m, w, n, iters, &kern[m][r]);
                 }
             }
             for (int m = 0; m < M_N; ++m) {
-                if (m == M_NCCL && !use_nccl) {
-                    continue;
+                if (mode_on(m)) {
+                    lmed[m] = median(loop[m], reps);
+                    kmed[m] = median(kern[m], reps);
                 }
-                lmed[m] = median(loop[m], reps);
-                kmed[m] = median(kern[m], reps);
             }
             for (int m = 0; m < M_N && 0 == rank; ++m) {
                 const double slow = 100.0 * (kmed[m] / kalone - 1.0);
                 const double vs = use_nccl ? lmed[m] / lmed[M_NCCL] : 0.0;
-                if (m == M_NCCL && !use_nccl) {
+                if (!mode_on(m)) {
                     continue;
                 }
                 printf("%9.0f %-12s %-7s %10.2f %10.2f %10.2f %7.1f%% %9.3f\n", ktarget[k], wname[w],
@@ -335,6 +366,10 @@ int main(int argc, char **argv)
     }
     if (use_nccl) {
         nccl.comm_destroy(nc);
+    }
+    if (use_enq) {
+        MPI_Comm_free(&scomm);
+        MPIX_Stream_free(&mstream);
     }
     CK(cudaFreeHost(hs));
     CK(cudaFreeHost(hr));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plot gpucoll_appbench CSV output: for each workload (one panel) and
 application kernel length (groups along x), the loop time per iteration of
-coll/gpu (mpi), staged and NCCL as bars relative to NCCL, with the
+coll/gpu (mpi), staged, NCCL and MPIX enqueue (when present) as bars relative to NCCL, with the
 application kernel's slowdown inside the loop printed above each bar.
 
     plot_appbench.py OUT.png appbench.csv
@@ -14,8 +14,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-MODES = ["mpi", "staged", "nccl"]
-LABEL = {"mpi": "coll/gpu", "staged": "staged (host copies)", "nccl": "NCCL"}
+MODES = ["mpi", "staged", "nccl", "enqueue"]
+LABEL = {"mpi": "coll/gpu", "staged": "staged (host copies)", "nccl": "NCCL",
+         "enqueue": "coll/gpu, MPIX enqueue"}
 
 
 def main():
@@ -27,8 +28,9 @@ def main():
     fig, axes = plt.subplots(1, len(workloads), figsize=(5 * len(workloads), 4.5), squeeze=False)
     for ax, w in zip(axes[0], workloads):
         mine = {(float(r["kernel_target_us"]), r["mode"]): r for r in rows if r["workload"] == w}
-        width = 0.8 / len(MODES)
-        for i, m in enumerate(MODES):
+        modes = [m for m in MODES if any(k[1] == m for k in mine)]
+        width = 0.8 / len(modes)
+        for i, m in enumerate(modes):
             xs, ys, notes = [], [], []
             for j, k in enumerate(kernels):
                 r = mine.get((k, m))
@@ -36,7 +38,7 @@ def main():
                 if r is None:
                     continue
                 loop = float(r["loop_us"])
-                xs.append(j + (i - 1) * width)
+                xs.append(j + (i - (len(modes) - 1) / 2) * width)
                 ys.append(loop / float(base["loop_us"]) if base else loop)
                 notes.append("%+.1f%%" % float(r["slowdown_pct"]))
             bars = ax.bar(xs, ys, width, label=LABEL[m], color="C%d" % i)
