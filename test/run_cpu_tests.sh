@@ -20,6 +20,7 @@ run() { # name, command...
 run "unit: reduction functors vs MPI_Reduce_local" "$B/test/unit/test_reduce_ops"
 run "unit: coll/gpu's headers match the libmpi they run in (struct sizes)" "$B/test/unit/test_ompi_layout"
 run "unit: memory-kind board, two processes posting and reading 200000 calls" "$B/test/unit/test_kind_board"
+run "unit: user-buffer IPC cache: once per allocation, freed ones logged and closed, bounded" "$B/test/unit/test_ipc_cache"
 run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
 T=$(cd "$(dirname "$0")/.." && pwd)
