@@ -23,7 +23,7 @@ typedef struct {
 } fake_alloc_t;
 
 static fake_alloc_t allocs[600];
-static int nallocs, nexports, nopens, ncloses;
+static int nallocs, nexports, nopens, ncloses, nqueries;
 static uint64_t next_map = 0x700000000000ull, next_id = 1;
 
 static int fake_alloc(uint64_t base, uint64_t size)
@@ -36,6 +36,7 @@ static int fake_alloc(uint64_t base, uint64_t size)
 int gpu_drv_ipc_range(const void *ptr, void **base, size_t *size, unsigned long long *id)
 {
     const uint64_t p = (uint64_t) (uintptr_t) ptr;
+    ++nqueries;
     for (int i = nallocs - 1; i >= 0; --i) {
         if (allocs[i].live && p >= allocs[i].base && p < allocs[i].base + allocs[i].size) {
             *base = (void *) (uintptr_t) allocs[i].base;
@@ -125,9 +126,22 @@ int main(void)
     allocs[c].live = 0;
     n = 0;
     for (int call = 0; call < 4 && 0 == n; ++call) {
+        /* a call: its buffer (in the live allocation b), then the log */
+        (void) gpu_ipc_ref_make(at(b, 64), &r2);
         n = gpu_ipc_exports_gone(&cursor, ids, 8);
     }
     CHECK(1 == n && ids[0] == allocs[c].id, "a free without reuse is found within a few calls");
+
+    /* steady state, the same buffer call after call: one driver query per
+     * call (the buffer's own), none for the log's checks */
+    {
+        const int q0 = nqueries;
+        for (int call = 0; call < 10; ++call) {
+            (void) gpu_ipc_ref_make(at(b, 64), &r2);
+            (void) gpu_ipc_exports_gone(&cursor, ids, 8);
+        }
+        CHECK(nqueries - q0 == 10, "reused buffers: %d driver queries in 10 calls", nqueries - q0);
+    }
 
     /* the importer on its own: a new allocation of the same process over
      * the range of a mapped one means that one was freed */
