@@ -222,7 +222,7 @@ struct gpu_engine_direct_op {
     double t0;
     void *handle;               /* the exchange in flight */
     cudaEvent_t ev;             /* rank 0: its kernel */
-    gpu_direct_desc_t mine, *all;
+    gpu_direct_desc_t mine, *all;   /* all and verdicts: n each, after the struct */
     int32_t verdict, *verdicts;
 };
 
@@ -231,8 +231,6 @@ static void gpu_dx_free(gpu_engine_comm_t *c, struct gpu_engine_direct_op *o)
     if (NULL != o->ev) {
         gpu_engine_event_put(c, o->ev);
     }
-    free(o->all);
-    free(o->verdicts);
     free(o);
 }
 
@@ -240,18 +238,18 @@ gpu_status_t gpu_engine_direct_start(gpu_engine_comm_t *c, const void *in, void 
                                      size_t count, gpu_op_t op, gpu_dtype_t dt,
                                      gpu_engine_req_t *req)
 {
-    struct gpu_engine_direct_op *o = calloc(1, sizeof(*o));
-    if (NULL == o || NULL == (o->all = calloc((size_t) c->nranks, sizeof(*o->all))) ||
-        NULL == (o->verdicts = calloc((size_t) c->nranks, sizeof(int32_t)))) {
-        if (NULL != o) {
-            free(o->all);
-            free(o);
-        }
+    /* one allocation per call: the op, then every rank's descriptor and verdict */
+    const size_t n = (size_t) c->nranks;
+    struct gpu_engine_direct_op *o = calloc(1, sizeof(*o) + n * (sizeof(gpu_direct_desc_t) +
+                                                                  sizeof(int32_t)));
+    if (NULL == o) {
         return GPU_ERR_NO_MEMORY;
     }
     *o = (struct gpu_engine_direct_op) { .phase = GPU_DX_LEGACY, .in = in, .out = out,
-                                         .count = count, .op = op, .dt = dt, .all = o->all,
-                                         .verdicts = o->verdicts, .t0 = gpu_clock_now() };
+                                         .count = count, .op = op, .dt = dt,
+                                         .all = (gpu_direct_desc_t *) (o + 1),
+                                         .t0 = gpu_clock_now() };
+    o->verdicts = (int32_t *) (o->all + n);
     req->direct = o;
     req->event = NULL;
     c->t_launch = o->t0;

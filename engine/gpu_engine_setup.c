@@ -142,15 +142,21 @@ out:
     return st;
 }
 
+/* Close the peers' mappings of one kind of area (small or large). */
+static void gpu_engine_unmap(gpu_engine_comm_t *c, char **bases)
+{
+    for (int i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
+        if (i != c->rank && NULL != bases[i]) {
+            c->tr->release_mem(bases[i]);
+        }
+        bases[i] = NULL;
+    }
+}
+
 /* Undo gpu_engine_big_alloc and any peer mappings. */
 static void gpu_engine_big_release(gpu_engine_comm_t *c)
 {
-    for (int i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
-        if (i != c->rank && NULL != c->big_base[i]) {
-            c->tr->release_mem(c->big_base[i]);
-        }
-        c->big_base[i] = NULL;
-    }
+    gpu_engine_unmap(c, c->big_base);
     if (NULL != c->big) {
         (void) cudaFree(c->big);
         c->big = NULL;
@@ -247,7 +253,6 @@ err_out:
 
 void gpu_engine_release(gpu_engine_comm_t *c)
 {
-    int i;
     free(c->direct_all);
     free(c->direct_verdicts);
     c->direct_all = NULL;
@@ -255,12 +260,7 @@ void gpu_engine_release(gpu_engine_comm_t *c)
     gpu_engine_pk_release(c);
     gpu_engine_stream_release(c);
     gpu_engine_big_release(c);
-    for (i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
-        if (i != c->rank && NULL != c->peer_base[i]) {
-            c->tr->release_mem(c->peer_base[i]);
-        }
-        c->peer_base[i] = NULL;
-    }
+    gpu_engine_unmap(c, c->peer_base);
     if (NULL != c->scratch) {
         (void) cudaFree(c->scratch);
     }
@@ -475,6 +475,9 @@ static gpu_status_t gpu_engine_big_grow(gpu_engine_comm_t *c)
         free(verdicts);
         return GPU_ERR_NO_MEMORY;
     }
+    /* the allocation synchronises our stream: a resident kernel idling on
+     * it would hold that for up to coll_gpu_persist_idle_us */
+    gpu_engine_pk_park(c);
     memset(&mine, 0, sizeof(mine));
     mine.status = (int32_t) gpu_engine_big_alloc(c, &mine.handle);
     if (GPU_OK != c->boot->allgather(c->boot_ctx, &mine, all, sizeof(mine))) {

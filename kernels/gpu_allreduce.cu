@@ -221,6 +221,13 @@ extern "C" gpu_status_t gpu_kernel_allreduce(gpu_algo_t algo, gpu_op_t op, gpu_d
     return GPU_OK;
 }
 
+/* blocks of 256 threads for a grid-stride loop over n elements, at most cap */
+static unsigned elementwise_grid(size_t n, unsigned cap)
+{
+    const size_t want = (n + 255) / 256;
+    return (unsigned) (want < cap ? (want > 0 ? want : 1) : cap);
+}
+
 template <gpu_op_t OP, class T>
 __global__ void gpu_fold_kernel(T *acc, const T *x, size_t n)
 {
@@ -238,8 +245,7 @@ struct fold_launcher {
     cudaStream_t stream;
     template <gpu_op_t OP, class T> bool run()
     {
-        const size_t want = (n + 255) / 256;
-        const unsigned grid = (unsigned) (want < 1024 ? (want > 0 ? want : 1) : 1024);
+        const unsigned grid = elementwise_grid(n, 1024);
         gpu_fold_kernel<OP, T><<<grid, 256, 0, stream>>>(static_cast<T *>(acc),
                                                         static_cast<const T *>(x), n);
         return true;
@@ -289,8 +295,7 @@ struct direct_launcher {
     cudaStream_t stream;
     template <gpu_op_t OP, class T> bool run()
     {
-        const size_t want = (n + 255) / 256;
-        const unsigned grid = (unsigned) (want < 2048 ? (want > 0 ? want : 1) : 2048);
+        const unsigned grid = elementwise_grid(n, 2048);
         gpu_direct_kernel<OP, T><<<grid, 256, 0, stream>>>(*a, n);
         return true;
     }
