@@ -18,11 +18,6 @@
 #include "util/gpu_cuda_drv.h"
 
 #define GPU_PK_SCRUB_MASK ((1ull << 30) - 1)
-/* How long the kernel stays after a call when the application works
- * between calls: long enough for a second call right behind (two dot
- * products), short next to a relaunch (about 4 us) */
-#define GPU_PK_LEAVE_NS 3000ull
-
 /* Ranks that time-slice one GPU (no MPS) would each hold it through every
  * slice with a resident kernel; MPI_THREAD_MULTIPLE paces every call. */
 static int gpu_pk_wanted(const gpu_engine_comm_t *c)
@@ -122,7 +117,10 @@ static gpu_status_t gpu_pk_launch(gpu_engine_comm_t *c, unsigned long long start
     a.gen = ++c->pk_gen;
     a.start = start;
     a.idle_ns = (unsigned long long) (c->p.persist_idle_us * 1e3);
-    a.idle_short_ns = a.idle_ns < GPU_PK_LEAVE_NS ? a.idle_ns : GPU_PK_LEAVE_NS;
+    /* when the application works between calls: long enough for a second
+     * call right behind (two dot products), short next to a relaunch */
+    a.idle_short_ns = (unsigned long long) (c->p.persist_leave_us * 1e3);
+    a.idle_short_ns = a.idle_ns < a.idle_short_ns ? a.idle_ns : a.idle_short_ns;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.mbox = c->pk_mbox_dev;
     a.err = c->err_dev;

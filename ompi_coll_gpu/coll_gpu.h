@@ -77,6 +77,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long persist_piece_bytes;
     double persist_idle_us;
     double persist_gap_us;
+    double persist_leave_us;
     int paced;
     unsigned long paced_scratch_bytes;
     int scratch_lazy;

@@ -66,6 +66,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .persist_piece_bytes = 4096,
     .persist_idle_us = 200.0,
     .persist_gap_us = 10.0,
+    .persist_leave_us = 3.0,
     .paced = -1,
     .paced_scratch_bytes = 16ul * 1024 * 1024,
     .scratch_lazy = 1,
@@ -209,6 +210,11 @@ static int mca_coll_gpu_register(void)
                      "so it never holds SMs beside the application's kernels (the next call "
                      "relaunches it: a few us); 0 keeps it for coll_gpu_persist_idle_us always",
                      MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->persist_gap_us);
+    mca_coll_gpu_reg("persist_leave_us", "How long the resident kernel stays after a call "
+                     "when coll_gpu_persist_gap_us tells it to leave: a second call within it "
+                     "needs no relaunch, but an application kernel launched within it finds "
+                     "SMs taken (0: leave as soon as the call is done)",
+                     MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_6, &c->persist_leave_us);
     mca_coll_gpu_reg("paced", "Blocking device collectives run as host-paced rounds (copies, "
                      "host exchange, pulls: no kernel waits for another process): -1 when "
                      "ranks of the communicator share a GPU without MPS (a waiting kernel holds "

@@ -308,16 +308,22 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < nk; ++k) {
         const size_t n = calibrate(nmax, ktarget[k]);
-        double kalone, alone[15], dummy;
+        double kalone, alone[15], aloop[15], dummy;
         int iters;
         for (int r = 0; r < reps; ++r) {
             /* longer than coll_gpu_persist_idle_us (200 us by default): the
              * resident kernel of the last collective has left */
             MPI_Barrier(MPI_COMM_WORLD);
             usleep(2000);
-            (void) run_loop(-1, W_AR8, n, 20, &alone[r]);
+            aloop[r] = run_loop(-1, W_AR8, n, 20, &alone[r]);
         }
         kalone = median(alone, reps);
+        if (0 == rank) {
+            /* what a loop costs without a collective (launch, synchronize):
+             * each mode's loop_us less this is what its collective adds */
+            printf("# %.0f us kernel alone: %.2f us per iteration, kernel %.2f us\n", ktarget[k],
+                   median(aloop, reps), kalone);
+        }
         iters = (int) (loop_ms * 1e3 / (kalone + 20.0));
         iters = iters < 20 ? 20 : iters > 20000 ? 20000 : iters;
         for (int w = 0; w < W_N; ++w) {
