@@ -13,7 +13,9 @@
  *   enqueue kernel, MPIX_<Coll>_enqueue on the same stream (libgpucoll's
  *           stream extension; a small allreduce is one kernel there),
  *           stream synchronize: the stream-ordered form NCCL's loop is
- *           (when coll/gpu serves the stream communicator)
+ *           (with --enqueue, which initializes MPI_THREAD_MULTIPLE and
+ *           runs only this mode and NCCL's; when coll/gpu serves the
+ *           stream communicator)
  *
  * For each it prints the loop time per iteration (slowest rank's mean, the
  * median of -r loops), the kernel's own time inside the loop (CUDA events
@@ -23,7 +25,8 @@
  * allreduce, 4 MiB allreduce, alltoall of 1 MiB per peer.
  *
  *   gpucoll_appbench [-k 20,200,2000] [-w allreduce8,allreduce4m,alltoall1m]
- *                    [-t target_ms per loop] [-r repetitions] [--no-nccl] [--csv FILE]
+ *                    [-t target_ms per loop] [-r repetitions] [--no-nccl] [--enqueue]
+ *                    [--csv FILE]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -49,13 +52,14 @@ static cudaStream_t st;
 static float *ta, *tb, *tc;          /* the application's arrays */
 static void *ds, *dr, *hs, *hr;      /* collective buffers, device and pinned host */
 static nccl_comm_t nc;
-static int use_nccl = 1, use_enq = 1;
+static int use_nccl = 1, use_enq = 0, enq_only = 0;
 static MPI_Comm scomm = MPI_COMM_NULL;   /* stream communicator on st (enqueue mode) */
 static MPIX_Stream mstream;
 
 static int mode_on(int m)
 {
-    return (m != M_NCCL || use_nccl) && (m != M_ENQ || use_enq);
+    return (m != M_NCCL || use_nccl) && (m != M_ENQ || use_enq) &&
+           (!enq_only || m == M_NCCL || m == M_ENQ);
 }
 
 /* float elements a rank contributes (allreduce) or sends each peer (alltoall) */
@@ -192,7 +196,20 @@ int main(int argc, char **argv)
     MPI_Comm local;
     size_t nmax, maxb = 0;
 
-    MPI_Init(&argc, &argv);
+    for (int i = 1; i < argc; ++i) {
+        enq_only |= !strcmp(argv[i], "--enqueue");
+    }
+    if (enq_only) {
+        /* the stream extension runs a stream's collectives on CUDA's
+         * host-function thread; MPI_THREAD_MULTIPLE makes coll/gpu pace
+         * every blocking call on the host, so the mpi and staged modes
+         * are left to a run without --enqueue */
+        int got = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &got);
+        use_enq = MPI_THREAD_MULTIPLE == got;
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     for (int i = 1; i < argc; ++i) {
@@ -207,6 +224,8 @@ int main(int argc, char **argv)
             loop_ms = atof(argv[++i]);
         } else if (!strcmp(argv[i], "-r") && i + 1 < argc) {
             reps = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--enqueue")) {
+            continue;
         } else if (!strcmp(argv[i], "--no-nccl")) {
             use_nccl = 0;
         } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
@@ -214,7 +233,7 @@ int main(int argc, char **argv)
         } else {
             if (0 == rank) {
                 fprintf(stderr, "usage: %s [-k us,us,..] [-w allreduce8,allreduce4m,alltoall1m] "
-                        "[-t loop_ms] [-r reps] [--no-nccl] [--csv FILE]\n", argv[0]);
+                        "[-t loop_ms] [-r reps] [--no-nccl] [--enqueue] [--csv FILE]\n", argv[0]);
             }
             MPI_Finalize();
             return 2;

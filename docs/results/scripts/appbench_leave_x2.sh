@@ -1,7 +1,8 @@
 #!/bin/bash
 # Issue 22 item 2, a GPU per rank: gpucoll_appbench (with NCCL and the
 # MPIX enqueue mode) with the resident kernel leaving 3 us after a call
-# (default), 1 us and at once (coll_gpu_persist_leave_us), then the
+# (default), 1 us and at once (coll_gpu_persist_leave_us), the enqueue
+# mode (MPI_THREAD_MULTIPLE, a run of its own), then the
 # persistent engine's own timing stamps (verbose 10) for the 20 us kernel
 # and the 8 B allreduce, leaving or staying.
 # GPU host: . .gpuhost/setup.sh && bash docs/results/scripts/appbench_leave_x2.sh $OUT
@@ -18,6 +19,9 @@ M="mpirun --bind-to none -np 2"
     timeout 120 $M $args $G/test/bench/gpucoll_appbench -r 3 -t 150 --csv $OUT/appbench_$name.csv 2>&1 \
       | grep -v "^ *$"
   done
+  echo "-- appbench --enqueue (MPI_THREAD_MULTIPLE: NCCL and MPIX_<coll>_enqueue only)"
+  timeout 120 $M $G/test/bench/gpucoll_appbench --enqueue -r 3 -t 150 --csv $OUT/appbench_enqueue.csv 2>&1 \
+    | grep -v "^ *$"
   echo "-- stamps: 20 us kernel, allreduce 8 B, mpi mode only (verbose 10)"
   for a in "" "--mca coll_gpu_persist_leave_us 0" "--mca coll_gpu_persist_gap_us 0"; do
     echo "config: ${a:-default}"
