@@ -51,6 +51,7 @@ typedef struct {
     double persist_gap_us;      /* ...or soon after each call, when the application's
                                    time between calls averages more (0: never) */
     double persist_leave_us;    /* how long "soon" is */
+    int persist_one_shot;       /* ...or a launch of the call's blocks alone */
     int paced;                  /* host-paced blocking calls: -1 when ranks share a GPU */
     int threads;                /* MPI_THREAD_MULTIPLE here: if any rank has it, every
                                    call is host-paced (no kernel waits for a peer) */

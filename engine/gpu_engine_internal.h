@@ -61,6 +61,7 @@ struct gpu_engine_comm {
     double pk_end;                           /* when the last call through it returned */
     double pk_gap_us;                        /* moving mean of the application's time
                                                 between calls (coll_gpu_persist_gap_us) */
+    int pk_one_shot;                         /* the live launch takes one call only */
     unsigned long long pk_leaves;            /* calls after which it was told to leave */
     gpu_ll_mailbox_t *pk_mbox, *pk_mbox_dev;
     /* verbose 10, summed over calls: host post to GPU_LL_T_SEEN, each GPU

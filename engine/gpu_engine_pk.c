@@ -101,7 +101,7 @@ static void gpu_pk_write(gpu_engine_comm_t *c, const uint32_t *w, int nw, unsign
     }
 }
 
-static gpu_status_t gpu_pk_launch(gpu_engine_comm_t *c, unsigned long long start)
+static gpu_status_t gpu_pk_launch(gpu_engine_comm_t *c, unsigned long long start, int one_shot)
 {
     gpu_ll_args_t a;
     gpu_status_t st;
@@ -124,8 +124,10 @@ static gpu_status_t gpu_pk_launch(gpu_engine_comm_t *c, unsigned long long start
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.mbox = c->pk_mbox_dev;
     a.err = c->err_dev;
-    st = gpu_kernel_ll_launch(&a, c->pk_blocks, c->p.nthreads, c->stream);
+    a.one_shot = one_shot > 0;
+    st = gpu_kernel_ll_launch(&a, one_shot > 0 ? one_shot : c->pk_blocks, c->p.nthreads, c->stream);
     c->pk_alive = GPU_OK == st;
+    c->pk_one_shot = GPU_OK == st && one_shot > 0;
     return st;
 }
 
@@ -208,7 +210,7 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what, u
              * names the next generation before that one can read it */
             w[GPU_LL_W_GEN] = c->pk_gen + 1;
             gpu_pk_write(c, w, nw, d);
-            gpu_status_t st = gpu_pk_launch(c, d);
+            gpu_status_t st = gpu_pk_launch(c, d, 0);
             if (GPU_OK != st) {
                 return st;
             }
@@ -355,7 +357,10 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     }
     d = ++c->pk_dseq;
     if (!c->pk_alive || gpu_pk_left_behind(c, d)) {
-        st = gpu_pk_launch(c, d);
+        /* the application works between calls: launch only the blocks
+         * this call has work for, gone the moment it is done, so no SM is
+         * held while the application's next kernel starts */
+        st = gpu_pk_launch(c, d, info.leave && c->p.persist_one_shot ? busy : 0);
         if (GPU_OK != st) {
             return st;
         }
@@ -371,6 +376,11 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     gpu_pk_write(c, w, nw, d);
     c->t_submit = gpu_clock_now();
     st = gpu_pk_wait(c, what, w, nw, d, busy);
+    if (c->pk_one_shot) {
+        /* every block returned after this command (or on an error) */
+        c->pk_alive = 0;
+        c->pk_one_shot = 0;
+    }
     c->pk_end = gpu_clock_now();
     return st;
 }

@@ -660,6 +660,11 @@ __global__ void __launch_bounds__(kThreads) k_ll(gpu_ll_args_t a)
                 return;
             }
         }
+        if (a.one_shot) {
+            /* the host launched only the blocks this call needs and knows
+             * the kernel is gone once it sees the call done */
+            return;
+        }
         if (0 == threadIdx.x) {
             next = cur + 1;
         }

@@ -135,6 +135,9 @@ typedef struct {
     unsigned long long start;   /* first command number it may take */
     unsigned long long idle_ns;
     unsigned long long idle_short_ns;   /* after a command with the leave bit */
+    int one_shot;               /* every block leaves after its first command: a
+                                   launch of only the blocks one call needs, made
+                                   when the application works between calls */
     unsigned long long timeout_ns;
     gpu_ll_mailbox_t *mbox;     /* device view of the host mailbox */
     gpu_kernel_error_t *err;

@@ -78,6 +78,7 @@ typedef struct mca_coll_gpu_component_t {
     double persist_idle_us;
     double persist_gap_us;
     double persist_leave_us;
+    int persist_one_shot;
     int paced;
     unsigned long paced_scratch_bytes;
     int scratch_lazy;

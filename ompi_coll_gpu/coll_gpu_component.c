@@ -67,6 +67,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .persist_idle_us = 200.0,
     .persist_gap_us = 10.0,
     .persist_leave_us = 3.0,
+    .persist_one_shot = 1,
     .paced = -1,
     .paced_scratch_bytes = 16ul * 1024 * 1024,
     .scratch_lazy = 1,
@@ -215,6 +216,11 @@ static int mca_coll_gpu_register(void)
                      "needs no relaunch, but an application kernel launched within it finds "
                      "SMs taken (0: leave as soon as the call is done)",
                      MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_6, &c->persist_leave_us);
+    mca_coll_gpu_reg("persist_one_shot", "When coll_gpu_persist_gap_us finds the application "
+                     "working between calls and the resident kernel has left, launch only the "
+                     "blocks the call has work for, leaving as soon as it is done (1), or the "
+                     "whole resident kernel, which stays coll_gpu_persist_leave_us (0)",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->persist_one_shot);
     mca_coll_gpu_reg("paced", "Blocking device collectives run as host-paced rounds (copies, "
                      "host exchange, pulls: no kernel waits for another process): -1 when "
                      "ranks of the communicator share a GPU without MPS (a waiting kernel holds "

@@ -315,6 +315,7 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->scratch_eager = !c->scratch_lazy || 0 == c->paced_scratch_bytes;
     p->persist_gap_us = c->persist_gap_us > 0 ? c->persist_gap_us : 0;
     p->persist_leave_us = c->persist_leave_us > 0 ? c->persist_leave_us : 0;
+    p->persist_one_shot = c->persist_one_shot;
     p->direct = c->shared_direct;
     p->threads = ompi_mpi_thread_multiple;
     p->node_key = mca_coll_gpu_node_key(comm);
