@@ -61,6 +61,7 @@ typedef struct {
                                    blocking allreduce for all (gpu_engine_direct.c) */
     size_t stream_max_bytes;    /* largest stream-ordered allreduce (0: none; a
                                    communicator made by MPIX_Stream_comm_create) */
+    size_t stream_bulk_bytes;   /* the bulk region beside it (0: none) */
 } gpu_engine_params_t;
 
 typedef struct gpu_engine_comm gpu_engine_comm_t;
@@ -164,6 +165,10 @@ gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *comm, gpu_engine_req_t *req)
 gpu_status_t gpu_engine_stream_allreduce(gpu_engine_comm_t *comm, const void *in, void *out,
                                          size_t count, gpu_op_t op, gpu_dtype_t dt, void *stream,
                                          int *peer);
+/* Stream-ordered alltoall, bytes to each peer (kernels/gpu_stream.h, the
+ * bulk form); the same answers as above.  Not in place. */
+gpu_status_t gpu_engine_stream_alltoall(gpu_engine_comm_t *comm, const void *in, void *out,
+                                        size_t bytes, void *stream, int *peer);
 
 /* Cut lengths for the exchange kernel: both are functions of the
  * communicator only (same on every rank). */

@@ -89,6 +89,9 @@ struct gpu_engine_comm {
     gpu_kernel_error_t *st_err_host, *st_err_dev;   /* its own: a timeout there must not
                                                        fail the blocking paths */
     char *st_stage;                          /* device copy of host-buffer arguments */
+    size_t sb_off, sb_bytes, sb_slot;        /* the bulk region, its slots */
+    char *sb_stage;                          /* pageable arguments of bulk calls (at the
+                                                first such call: 2 * nranks slots) */
 };
 
 

@@ -85,7 +85,15 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     c->st_off = gpu_round_up(c->hs_off + c->hs_bytes, 4096);
     c->st_bytes = gpu_stream_region_bytes(c->p.stream_max_bytes, c->nranks);
     c->st_lines = (c->p.stream_max_bytes + GPU_STREAM_PAYLOAD - 1) / GPU_STREAM_PAYLOAD;
-    *total = c->st_off + c->st_bytes;
+    /* and its bulk form's: two parities of a slot per source */
+    c->sb_off = gpu_round_up(c->st_off + c->st_bytes, 4096);
+    c->sb_slot = 0;
+    if (c->st_bytes > 0 && c->p.stream_bulk_bytes > GPU_STREAM_BULK_CTL_BYTES) {
+        c->sb_slot = (c->p.stream_bulk_bytes - GPU_STREAM_BULK_CTL_BYTES) / (2 * n) /
+                     GPU_STREAM_BULK_PIECE * GPU_STREAM_BULK_PIECE;
+    }
+    c->sb_bytes = gpu_stream_bulk_region_bytes(c->sb_slot, c->nranks);
+    *total = c->sb_off + c->sb_bytes;
 
     /* large: the two-shot's own flags (values only grow, so fresh zeros
      * serve whatever call comes first), its blocks, then the exchange
@@ -216,6 +224,10 @@ static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_
     if (c->st_bytes > 0) {
         GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->st_off, 0, c->st_bytes, c->stream),
                        err_scratch);
+    }
+    if (c->sb_bytes > 0) {
+        GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->sb_off, 0, GPU_STREAM_BULK_CTL_BYTES,
+                                       c->stream), err_scratch);
     }
     GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), err_scratch);
     st = gpu_engine_stream_setup(c);

@@ -125,6 +125,55 @@ template <class T> union vec16 {
  * the result also goes to every extra destination.  Sources and extras are
  * scratch (16-byte aligned); out may be any T-aligned address.
  */
+template <class R, class T, class Src, class Extra>
+__device__ void block_reduce(const Src &src, int n, size_t bytes, char *out, const Extra &extra,
+                             int nextra)
+{
+    constexpr int E = 16 / sizeof(T);
+    const size_t nvec = bytes / 16;
+    const bool out_aligned = 0 == ((uintptr_t) out & 15);
+    for (size_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+        vec16<T> acc, x;
+        acc.v = reinterpret_cast<const uint4 *>(src(0))[i];
+        for (int r = 1; r < n; ++r) {
+            x.v = reinterpret_cast<const uint4 *>(src(r))[i];
+#pragma unroll
+            for (int k = 0; k < E; ++k) {
+                acc.e[k] = R::apply(acc.e[k], x.e[k]);
+            }
+        }
+        if (out_aligned) {
+            reinterpret_cast<uint4 *>(out)[i] = acc.v;
+        } else {
+#pragma unroll
+            for (int k = 0; k < E; ++k) {
+                reinterpret_cast<T *>(out)[i * E + k] = acc.e[k];
+            }
+        }
+        for (int k = 0; k < nextra; ++k) {
+            reinterpret_cast<uint4 *>(extra(k))[i] = acc.v;
+        }
+    }
+    /* tail: fewer than 16 bytes, element by element */
+    const size_t done = nvec * E;
+    const size_t nelem = bytes / sizeof(T);
+    for (size_t j = done + threadIdx.x; j < nelem; j += blockDim.x) {
+        T acc = reinterpret_cast<const T *>(src(0))[j];
+        for (int r = 1; r < n; ++r) {
+            acc = R::apply(acc, reinterpret_cast<const T *>(src(r))[j]);
+        }
+        reinterpret_cast<T *>(out)[j] = acc;
+        for (int k = 0; k < nextra; ++k) {
+            reinterpret_cast<T *>(extra(k))[j] = acc;
+        }
+    }
+}
+
+/* Bytes of [off, off + len) that lie below total. */
+__device__ __forceinline__ size_t clamp_len(size_t total, size_t off, size_t len)
+{
+    return off >= total ? 0 : (total - off < len ? total - off : len);
+}
 
 /* Record the first timeout of the launch in host-mapped memory. */
 __device__ __forceinline__ void report_timeout(gpu_kernel_error_t *err, int peer, int stage,

@@ -97,6 +97,139 @@ __global__ void __launch_bounds__(GPU_STREAM_THREADS) k_stream_allreduce(gpu_str
     }
 }
 
+/* ---- the bulk form (gpu_stream.h) ---- */
+
+__device__ __forceinline__ unsigned long long *bulk_flag(char *region, int parity, int src,
+                                                         int block)
+{
+    return reinterpret_cast<unsigned long long *>(region + GPU_STREAM_BULK_FLAGS_OFF) +
+           ((size_t) parity * GPU_MAX_PEERS + src) * GPU_STREAM_BULK_MAX_BLOCKS + block;
+}
+
+__device__ __forceinline__ char *bulk_slot(const gpu_stream_bulk_args_t &a, char *region,
+                                           int parity, int src)
+{
+    return region + GPU_STREAM_BULK_CTL_BYTES + ((size_t) parity * a.nranks + src) * a.slot_bytes;
+}
+
+/* The call number of this launch (every block reads it before the last
+ * block advances it) and this block's 16-byte-aligned range of a.bytes. */
+__device__ unsigned long long bulk_begin(const gpu_stream_bulk_args_t &a, size_t *lo, size_t *len)
+{
+    __shared__ unsigned long long s_seq;
+    const size_t per = ((a.bytes + 15) / 16 + gridDim.x - 1) / gridDim.x * 16;
+    if (0 == threadIdx.x) {
+        s_seq = *(volatile unsigned long long *) (a.peer_base[a.rank] + a.region_off) + 1;
+    }
+    __syncthreads();
+    *lo = clamp_len(a.bytes, 0, (size_t) blockIdx.x * per);
+    *len = clamp_len(a.bytes, *lo, per);
+    return s_seq;
+}
+
+/* This block's pushes are out: tell every peer, then wait for every
+ * peer's same block; false (in every thread) when one did not come. */
+__device__ bool bulk_meet(const gpu_stream_bulk_args_t &a, int parity, unsigned long long seq)
+{
+    __shared__ int failed;
+    const int t = threadIdx.x;
+    if (0 == t) {
+        failed = 0;
+    }
+    __syncthreads();
+    if (t < a.nranks && t != a.rank) {
+        __threadfence_system();
+        st_release_sys(bulk_flag(a.peer_base[t] + a.region_off, parity, a.rank, blockIdx.x), seq);
+        if (!wait_geq(bulk_flag(a.peer_base[a.rank] + a.region_off, parity, t, blockIdx.x), seq,
+                      a.timeout_ns, a.err, t, GPU_STAGE_XRECV)) {
+            failed = 1;
+        }
+    }
+    __syncthreads();
+    return 0 == failed;
+}
+
+/* The last block to finish advances the call counter (a timed-out launch
+ * too: the numbers stay in step with the peers' launches). */
+__device__ void bulk_end(const gpu_stream_bulk_args_t &a, unsigned long long seq)
+{
+    char *mine = a.peer_base[a.rank] + a.region_off;
+    unsigned *arrived = reinterpret_cast<unsigned *>(mine + 64);
+    __syncthreads();
+    if (0 == threadIdx.x) {
+        __threadfence();
+        if (atomicAdd(arrived, 1u) == gridDim.x - 1) {
+            *arrived = 0;
+            *(volatile unsigned long long *) mine = seq;
+            __threadfence();
+        }
+    }
+}
+
+template <gpu_op_t OP, class T>
+__global__ void __launch_bounds__(GPU_STREAM_BULK_THREADS) k_bulk_allreduce(gpu_stream_bulk_args_t a)
+{
+    size_t lo, len;
+    const unsigned long long seq = bulk_begin(a, &lo, &len);
+    const int parity = (int) (seq & 1);
+    char *mine = a.peer_base[a.rank] + a.region_off;
+
+    /* my range into my slot of every rank, mine too: the fold then reads
+     * aligned local memory only, and in place is safe */
+    for (int k = 0; k < a.nranks; ++k) {
+        const int p = (a.rank + k) % a.nranks;
+        block_copy(bulk_slot(a, a.peer_base[p] + a.region_off, parity, a.rank) + lo,
+                   static_cast<const char *>(a.in) + lo, len);
+    }
+    if (bulk_meet(a, parity, seq)) {
+        auto src = [&](int r) -> const char * { return bulk_slot(a, mine, parity, r) + lo; };
+        auto none = [](int) -> char * { return nullptr; };
+        block_reduce<gpu_red<OP, T>, T>(src, a.nranks, len, static_cast<char *>(a.out) + lo, none,
+                                        0);
+    }
+    bulk_end(a, seq);
+}
+
+__global__ void __launch_bounds__(GPU_STREAM_BULK_THREADS) k_bulk_alltoall(gpu_stream_bulk_args_t a)
+{
+    size_t lo, len;
+    const unsigned long long seq = bulk_begin(a, &lo, &len);
+    const int parity = (int) (seq & 1);
+    const char *in = static_cast<const char *>(a.in);
+    char *out = static_cast<char *>(a.out), *mine = a.peer_base[a.rank] + a.region_off;
+
+    for (int k = 1; k < a.nranks; ++k) {
+        const int p = (a.rank + k) % a.nranks;
+        block_copy(bulk_slot(a, a.peer_base[p] + a.region_off, parity, a.rank) + lo,
+                   in + (size_t) p * a.stride + lo, len);
+    }
+    block_copy(out + (size_t) a.rank * a.stride + lo, in + (size_t) a.rank * a.stride + lo, len);
+    if (bulk_meet(a, parity, seq)) {
+        for (int k = 1; k < a.nranks; ++k) {
+            const int q = (a.rank + a.nranks - k) % a.nranks;
+            block_copy(out + (size_t) q * a.stride + lo, bulk_slot(a, mine, parity, q) + lo, len);
+        }
+    }
+    bulk_end(a, seq);
+}
+
+/* blocks of at least GPU_STREAM_BULK_PIECE each; the same on every rank */
+static unsigned bulk_grid(size_t bytes)
+{
+    size_t g = (bytes + GPU_STREAM_BULK_PIECE - 1) / GPU_STREAM_BULK_PIECE;
+    return (unsigned) (g < 1 ? 1 : g > GPU_STREAM_BULK_MAX_BLOCKS ? GPU_STREAM_BULK_MAX_BLOCKS : g);
+}
+
+struct bulk_launcher {
+    const gpu_stream_bulk_args_t *a;
+    cudaStream_t stream;
+    template <gpu_op_t OP, class T> bool run()
+    {
+        k_bulk_allreduce<OP, T><<<bulk_grid(a->bytes), GPU_STREAM_BULK_THREADS, 0, stream>>>(*a);
+        return true;
+    }
+};
+
 struct stream_launcher {
     const gpu_stream_args_t *a;
     cudaStream_t stream;
@@ -134,6 +267,37 @@ extern "C" gpu_status_t gpu_kernel_stream_allreduce(gpu_op_t op, gpu_dtype_t dt,
     if (cudaSuccess != err) {
         GPU_ERROR("stream allreduce launch (%s, %s, count %zu) failed: %s", gpu_op_name(op),
                   gpu_dtype_name(dt), a->count, cudaGetErrorString(err));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}
+
+extern "C" gpu_status_t gpu_kernel_stream_bulk(gpu_stream_bulk_kind_t kind, gpu_op_t op,
+                                               gpu_dtype_t dt, const gpu_stream_bulk_args_t *a,
+                                               void *stream)
+{
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    cudaError_t err;
+
+    if (a->nranks < 2 || a->nranks > GPU_MAX_PEERS || a->rank < 0 || a->rank >= a->nranks ||
+        a->bytes > a->slot_bytes || 0 != a->slot_bytes % 16) {
+        GPU_ERROR("invalid stream bulk call: rank %d of %d, %zu bytes, slots of %zu", a->rank,
+                  a->nranks, a->bytes, a->slot_bytes);
+        return GPU_ERR_INVALID;
+    }
+    if (GPU_STREAM_BULK_ALLREDUCE == kind) {
+        bulk_launcher l = {a, s};
+        if (!gpu_dispatch(op, dt, l)) {
+            return GPU_ERR_UNSUPPORTED;
+        }
+    } else {
+        k_bulk_alltoall<<<bulk_grid(a->bytes), GPU_STREAM_BULK_THREADS, 0, s>>>(*a);
+    }
+    err = cudaGetLastError();
+    if (cudaSuccess != err) {
+        GPU_ERROR("stream bulk %s launch (%zu bytes) failed: %s",
+                  GPU_STREAM_BULK_ALLREDUCE == kind ? "allreduce" : "alltoall", a->bytes,
+                  cudaGetErrorString(err));
         return GPU_ERR_CUDA;
     }
     return GPU_OK;

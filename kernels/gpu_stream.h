@@ -87,6 +87,56 @@ GPU_XCHG_HD int gpu_stream_dtype_fits(size_t esize)
 gpu_status_t gpu_kernel_stream_allreduce(gpu_op_t op, gpu_dtype_t dt, const gpu_stream_args_t *a,
                                          void *stream);
 
+/*
+ * The bulk form: larger allreduces and alltoalls on the stream.  LL lines
+ * carry half their bytes as flags, fine for 64 KiB, not for megabytes, so
+ * here whole pieces move at full width and one flag per block says they
+ * are there.  A second region, [control][parity 2][source rank][slot]:
+ * block b of every rank takes the same byte range of the call, pushes it
+ * into its slot of every peer's region (NVLink stores), releases its flag
+ * [parity][rank][b] at each peer, waits for the same flag of every source
+ * in its own region, then folds (allreduce) or copies out (alltoall) from
+ * local memory.  The call number and parity work as above (counter in the
+ * control area, advanced by the last block): a rank rewrites a parity only
+ * after every peer's next call has sent to it, which proves the peer's
+ * kernel that read the old contents finished.  Calls above a slot go as
+ * several launches, each a call of its own.  Every wait is bounded as in
+ * the small kernel and reports into the same host-mapped error.
+ */
+#define GPU_STREAM_BULK_MAX_BLOCKS 64
+#define GPU_STREAM_BULK_THREADS 512
+#define GPU_STREAM_BULK_PIECE ((size_t) 64 * 1024)   /* bytes a block takes at least */
+#define GPU_STREAM_BULK_FLAGS_OFF ((size_t) 256)
+#define GPU_STREAM_BULK_CTL_BYTES \
+    (GPU_STREAM_BULK_FLAGS_OFF + 2 * (size_t) GPU_MAX_PEERS * GPU_STREAM_BULK_MAX_BLOCKS * 8)
+
+typedef enum { GPU_STREAM_BULK_ALLREDUCE, GPU_STREAM_BULK_ALLTOALL } gpu_stream_bulk_kind_t;
+
+typedef struct {
+    const void *in;             /* device-accessible */
+    void *out;
+    size_t bytes;               /* this launch's bytes (of each peer's block for alltoall) */
+    size_t stride;              /* alltoall: bytes from one peer's block to the next */
+    char *peer_base[GPU_MAX_PEERS];
+    size_t region_off;          /* of the bulk region in every rank's scratch */
+    size_t slot_bytes;          /* per (parity, source): the most one launch moves */
+    int nranks;
+    int rank;
+    unsigned long long timeout_ns;
+    gpu_kernel_error_t *err;    /* host-mapped */
+} gpu_stream_bulk_args_t;
+
+/* Bytes of the bulk region for slots of slot_bytes (0: none). */
+GPU_XCHG_HD size_t gpu_stream_bulk_region_bytes(size_t slot_bytes, int nranks)
+{
+    return 0 == slot_bytes ? 0 : GPU_STREAM_BULK_CTL_BYTES + 2 * (size_t) nranks * slot_bytes;
+}
+
+/* Launch one bulk call (a->bytes <= a->slot_bytes) on stream; op and dt
+ * matter for the allreduce only. */
+gpu_status_t gpu_kernel_stream_bulk(gpu_stream_bulk_kind_t kind, gpu_op_t op, gpu_dtype_t dt,
+                                    const gpu_stream_bulk_args_t *a, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -571,9 +571,16 @@ static int gc_enqueue(const gc_args_t *a)
         return ret;   /* an earlier enqueued call of this communicator failed */
     }
     if (GPUCOLL_MPIX_ALLREDUCE == a->coll && gc_abi()->version >= 2) {
-        /* a small allreduce as one kernel on the stream, where coll/gpu can */
+        /* an allreduce as kernels on the stream, where coll/gpu can */
         ret = gc_abi()->stream_allreduce(a->sendbuf, a->recvbuf, a->scount, a->stype, a->op,
                                          a->comm, c->stream->cuda);
+        if (GPUCOLL_MPIX_NOT_TAKEN != ret) {
+            return ret;
+        }
+    }
+    if (GPUCOLL_MPIX_ALLTOALL == a->coll && gc_abi()->version >= 3) {
+        ret = gc_abi()->stream_alltoall(a->sendbuf, a->scount, a->stype, a->recvbuf, a->rcount,
+                                        a->rtype, a->comm, c->stream->cuda);
         if (GPUCOLL_MPIX_NOT_TAKEN != ret) {
             return ret;
         }

@@ -3,7 +3,8 @@
  * coll/gpu: run a collective on host buffers through the communicator's
  * previous coll module, with coll/gpu's bounded wait (version 1); set up a
  * stream communicator's GPU state and run a small allreduce as one kernel
- * on the stream (version 2).  coll/gpu exports
+ * on the stream (version 2); larger allreduces and alltoalls as kernels
+ * on the stream (version 3).  coll/gpu exports
  * the table below under GPUCOLL_MPIX_ABI_SYMBOL; the library finds it with
  * dlsym (Open MPI loads components into the global namespace) and says
  * that coll/gpu is not loaded when it is absent.  The version grows when
@@ -15,7 +16,7 @@
 #include <mpi.h>
 
 #define GPUCOLL_MPIX_ABI_SYMBOL "mca_coll_gpu_mpix_v1"
-#define GPUCOLL_MPIX_ABI_VERSION 2
+#define GPUCOLL_MPIX_ABI_VERSION 3
 /* stream_allreduce's answer when the call is not one its kernel takes */
 #define GPUCOLL_MPIX_NOT_TAKEN (-1)
 
@@ -62,6 +63,11 @@ typedef struct {
      * when an earlier launch on comm timed out waiting for a peer. */
     int (*stream_allreduce)(const void *sendbuf, void *recvbuf, MPI_Count count,
                             MPI_Datatype type, MPI_Op op, MPI_Comm comm, void *cuda_stream);
+    /* Version 3: MPIX_Alltoall_enqueue as kernels on cuda_stream, the same
+     * answers as stream_allreduce. */
+    int (*stream_alltoall)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                           MPI_Comm comm, void *cuda_stream);
 } gpucoll_mpix_abi_t;
 
 #endif /* GPUCOLL_MPIX_ABI_H */

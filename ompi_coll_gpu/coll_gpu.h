@@ -85,6 +85,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long shared_staged_max;
     int shared_direct;
     unsigned long enqueue_kernel_max;
+    unsigned long enqueue_bulk_bytes;
     int nvtx;
     char *timing_file;
     char *topo_file;

@@ -72,6 +72,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .paced_scratch_bytes = 16ul * 1024 * 1024,
     .scratch_lazy = 1,
     .enqueue_kernel_max = 64ul * 1024,
+    .enqueue_bulk_bytes = 16ul * 1024 * 1024,
     .shared_staged_max = 512ul * 1024,
     .shared_direct = 1,
     .nvtx = 1,
@@ -256,6 +257,14 @@ static int mca_coll_gpu_register(void)
                      "every rank must use the same value",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->enqueue_kernel_max);
+    mca_coll_gpu_reg("enqueue_bulk_bytes", "GPU memory per rank of a stream communicator for "
+                     "MPIX_Allreduce_enqueue above coll_gpu_enqueue_kernel_max and "
+                     "MPIX_Alltoall_enqueue as kernels on the stream (pieces of up to this / "
+                     "(2 * ranks) bytes per launch, whole bytes pushed over NVLink); 0: those "
+                     "stage through host copies and a host function; every rank must use the "
+                     "same value",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
+                     &c->enqueue_bulk_bytes);
     mca_coll_gpu_reg("nvtx", "1: mark every device collective with an NVTX range (name, "
                      "size) so nsys timelines show it; free when no tool is attached",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->nvtx);

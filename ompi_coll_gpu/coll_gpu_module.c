@@ -390,6 +390,7 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int block
     mca_coll_gpu_engine_params(&p, m->comm);
     if (m->stream_comm) {
         p.stream_max_bytes = mca_coll_gpu_component.enqueue_kernel_max;
+        p.stream_bulk_bytes = mca_coll_gpu_component.enqueue_bulk_bytes;
     }
     if (!blocking) {
         /* one node by Open MPI's locality (the engine's setup checks the

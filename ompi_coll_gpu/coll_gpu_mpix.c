@@ -7,9 +7,9 @@
  * module's nonblocking form is progressed here so that the wait is bounded
  * by coll_gpu_timeout: a peer that never enqueues its part fails the
  * collective with coll/gpu's error instead of holding the stream forever.
- * A stream communicator's small allreduces run as one kernel on the stream
- * instead (engine/gpu_engine_stream.c), set up when the communicator is
- * made.
+ * A stream communicator's allreduces and alltoalls run as kernels on the
+ * stream instead (engine/gpu_engine_stream.c), set up when the
+ * communicator is made.
  */
 #include "ompi_config.h"
 
@@ -145,6 +145,35 @@ static int mca_coll_gpu_mpix_stream_allreduce(const void *sbuf, void *rbuf, MPI_
     return MPI_SUCCESS;
 }
 
+static int mca_coll_gpu_mpix_stream_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                             void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                                             MPI_Comm c, void *stream)
+{
+    ompi_communicator_t *comm = (ompi_communicator_t *) c;
+    mca_coll_gpu_module_t *m = mca_coll_gpu_mpix_module(comm);
+    mca_coll_gpu_geom_t sg, rg;
+    gpu_status_t st;
+    int peer = -1;
+
+    /* the same on every rank of comm (counts and type signatures match) */
+    if (NULL == m || !m->stream_comm || MCA_COLL_GPU_BOOT_READY != m->boot ||
+        NULL == m->engine || MPI_IN_PLACE == sbuf || scount < 0 ||
+        !mca_coll_gpu_geom((struct ompi_datatype_t *) stype, &sg) ||
+        !mca_coll_gpu_geom((struct ompi_datatype_t *) rtype, &rg) ||
+        (size_t) scount * sg.size != (size_t) rcount * rg.size) {
+        return GPUCOLL_MPIX_NOT_TAKEN;
+    }
+    st = gpu_engine_stream_alltoall(m->engine, (const char *) sbuf + sg.lb, (char *) rbuf + rg.lb,
+                                    (size_t) scount * sg.size, stream, &peer);
+    if (GPU_ERR_UNSUPPORTED == st) {
+        return GPUCOLL_MPIX_NOT_TAKEN;
+    }
+    if (GPU_OK != st) {
+        return mca_coll_gpu_error(comm->c_name, "MPIX_Alltoall_enqueue", st, peer);
+    }
+    return MPI_SUCCESS;
+}
+
 __thread int mca_coll_gpu_in_cuda_callback;
 
 MCA_COLL_GPU_DECLSPEC const gpucoll_mpix_abi_t mca_coll_gpu_mpix_v1 = {
@@ -152,4 +181,5 @@ MCA_COLL_GPU_DECLSPEC const gpucoll_mpix_abi_t mca_coll_gpu_mpix_v1 = {
     .host_collective = mca_coll_gpu_mpix_host,
     .stream_comm_prepare = mca_coll_gpu_mpix_prepare,
     .stream_allreduce = mca_coll_gpu_mpix_stream_allreduce,
+    .stream_alltoall = mca_coll_gpu_mpix_stream_alltoall,
 };

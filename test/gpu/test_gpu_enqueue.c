@@ -8,10 +8,17 @@
  *                               collectives on another communicator while the
  *                               stream's are pending; an allreduce captured in
  *                               a CUDA graph, replayed 1000 times with a new
- *                               input each time and no MPI call in between
- *   test_gpu_enqueue timeout    (or GPUCOLL_TEST_ENQUEUE=timeout) rank 1 enqueues only after coll_gpu_timeout + 3 s:
- *                               rank 0's stream must go on within the timeout +
- *                               2 s and its next enqueue report the failure
+ *                               input each time and no MPI call in between;
+ *                               the bulk kernels (allreduce above 64 KiB, every
+ *                               alltoall): sizes around and over a slot, in
+ *                               place, int max, 40 calls with no wait between,
+ *                               pageable buffers, a captured 4 MiB allreduce
+ *   test_gpu_enqueue timeout [count]
+ *                               (or GPUCOLL_TEST_ENQUEUE=timeout) rank 1 enqueues
+ *                               only after coll_gpu_timeout + 3 s: rank 0's
+ *                               stream must go on within the timeout + 2 s and
+ *                               its next enqueue report the failure (count 1:
+ *                               the small kernel; 1048576: the bulk one)
  *
  * Inputs are random non-zero integers in floats (sums exact), outputs are
  * poisoned first, results compared with host references.  "N passed, N
@@ -156,6 +163,187 @@ static void eager(MPI_Comm sc, cudaStream_t st, float *h_in, float *h_out, float
     check(ok, "alltoall_enqueue");
 }
 
+/* a bulk allreduce of count floats (in place when inplace), checked */
+static int bulk_allreduce_ok(MPI_Comm sc, cudaStream_t st, size_t count, int inplace, float *h,
+                             float *d_in, float *d_out)
+{
+    int ok, rc;
+    for (size_t i = 0; i < count; ++i) {
+        h[i] = val(rank, (int) i);
+    }
+    CK(cudaMemcpyAsync(d_in, h, count * sizeof(float), cudaMemcpyHostToDevice, st));
+    CK(cudaMemsetAsync(d_out, 0xff, count * sizeof(float), st));   /* NaN poison */
+    rc = inplace ? MPIX_Allreduce_enqueue(MPI_IN_PLACE, d_in, (int) count, MPI_FLOAT, MPI_SUM, sc)
+                 : MPIX_Allreduce_enqueue(d_in, d_out, (int) count, MPI_FLOAT, MPI_SUM, sc);
+    CK(cudaMemcpyAsync(h, inplace ? d_in : d_out, count * sizeof(float), cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    ok = MPI_SUCCESS == rc;
+    for (size_t i = 0; i < count && ok; ++i) {
+        ok &= h[i] == sum_at((int) i);
+    }
+    return ok;
+}
+
+/* a bulk alltoall of count floats per peer, from device or pageable memory */
+static int bulk_alltoall_ok(MPI_Comm sc, cudaStream_t st, size_t count, int pageable, float *h,
+                            float *d_in, float *d_out)
+{
+    float *in = d_in, *out = d_out;
+    int ok = 1, rc;
+    const size_t all = count * (size_t) size;
+    for (size_t i = 0; i < all; ++i) {
+        h[i] = val(rank, (int) i);
+    }
+    if (pageable) {
+        in = malloc(all * sizeof(float));
+        out = malloc(all * sizeof(float));
+        memcpy(in, h, all * sizeof(float));
+        memset(out, 0xff, all * sizeof(float));
+    } else {
+        CK(cudaMemcpyAsync(d_in, h, all * sizeof(float), cudaMemcpyHostToDevice, st));
+        CK(cudaMemsetAsync(d_out, 0xff, all * sizeof(float), st));
+    }
+    rc = MPIX_Alltoall_enqueue(in, (int) count, MPI_FLOAT, out, (int) count, MPI_FLOAT, sc);
+    if (pageable) {
+        CK(cudaStreamSynchronize(st));
+        memcpy(h, out, all * sizeof(float));
+        free(in);
+        free(out);
+    } else {
+        CK(cudaMemcpyAsync(h, d_out, all * sizeof(float), cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+    }
+    ok = MPI_SUCCESS == rc;
+    for (int r = 0; r < size && ok; ++r) {
+        for (size_t i = 0; i < count && ok; ++i) {
+            ok &= h[(size_t) r * count + i] == val(r, (int) ((size_t) rank * count + i));
+        }
+    }
+    return ok;
+}
+
+/* The bulk kernels: d_* hold BULK_MAX floats per rank, h as many. */
+#define BULK_MAX ((size_t) 1048579 * 8)
+static void bulk(MPI_Comm sc, cudaStream_t st, float *h, float *d_in, float *d_out)
+{
+    /* just above the small kernel, around a 64 KiB piece, a whole slot
+     * (16 MiB region, 2 ranks: 4 MiB less 64 KiB), several slots, odd */
+    const size_t counts[] = { 16385, 16411, 262147, 1032192, 1048576, 2359299 };
+    char what[160];
+    int ok, rc;
+
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); ++k) {
+        snprintf(what, sizeof(what), "bulk allreduce_enqueue, %zu floats", counts[k]);
+        check(bulk_allreduce_ok(sc, st, counts[k], 0, h, d_in, d_out), what);
+    }
+    check(bulk_allreduce_ok(sc, st, 1048579, 1, h, d_in, d_out), "bulk allreduce_enqueue in place, 1048579 floats");
+    {
+        /* int max at 1 MiB */
+        const size_t n = 262144;
+        int *hi = (int *) h;
+        for (size_t i = 0; i < n; ++i) {
+            hi[i] = world_val(rank, (int) i, 7) - 500;
+        }
+        CK(cudaMemcpyAsync(d_in, hi, n * sizeof(int), cudaMemcpyHostToDevice, st));
+        rc = MPIX_Allreduce_enqueue(d_in, d_out, (int) n, MPI_INT, MPI_MAX, sc);
+        CK(cudaMemcpyAsync(hi, d_out, n * sizeof(int), cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        ok = MPI_SUCCESS == rc;
+        for (size_t i = 0; i < n && ok; ++i) {
+            int mx = -1000;
+            for (int r = 0; r < size; ++r) {
+                const int v = world_val(r, (int) i, 7) - 500;
+                mx = v > mx ? v : mx;
+            }
+            ok &= hi[i] == mx;
+        }
+        check(ok, "bulk allreduce_enqueue, int max, 1 MiB");
+    }
+    {
+        /* 40 calls back to back, no host wait: both parities reused */
+        const size_t n = 131072;
+        const int calls = 40;
+        for (int c = 0; c < calls; ++c) {
+            for (size_t i = 0; i < n; ++i) {
+                h[(size_t) c * n + i] = val(rank, (int) i + c);
+            }
+        }
+        CK(cudaMemcpyAsync(d_in, h, calls * n * sizeof(float), cudaMemcpyHostToDevice, st));
+        CK(cudaMemsetAsync(d_out, 0xff, calls * n * sizeof(float), st));
+        rc = MPI_SUCCESS;
+        for (int c = 0; c < calls; ++c) {
+            rc |= MPIX_Allreduce_enqueue(d_in + (size_t) c * n, d_out + (size_t) c * n, (int) n,
+                                         MPI_FLOAT, MPI_SUM, sc);
+        }
+        CK(cudaMemcpyAsync(h, d_out, calls * n * sizeof(float), cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        ok = MPI_SUCCESS == rc;
+        for (int c = 0; c < calls && ok; ++c) {
+            for (size_t i = 0; i < n && ok; ++i) {
+                ok &= h[(size_t) c * n + i] == sum_at((int) i + c);
+            }
+        }
+        check(ok, "40 bulk allreduce_enqueue of 512 KiB back to back, no wait between");
+    }
+    {
+        /* pageable host memory: staged through the device area */
+        const size_t n = 1048579;
+        float *p = malloc(n * sizeof(float));
+        for (size_t i = 0; i < n; ++i) {
+            p[i] = val(rank, (int) i);
+        }
+        rc = MPIX_Allreduce_enqueue(MPI_IN_PLACE, p, (int) n, MPI_FLOAT, MPI_SUM, sc);
+        CK(cudaStreamSynchronize(st));
+        ok = MPI_SUCCESS == rc;
+        for (size_t i = 0; i < n && ok; ++i) {
+            ok &= p[i] == sum_at((int) i);
+        }
+        free(p);
+        check(ok, "bulk allreduce_enqueue on pageable host memory, in place, 1048579 floats");
+    }
+    {
+        const size_t per[] = { 1, 4099, 16385, 262147, 1048579 };
+        for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); ++k) {
+            if (per[k] * (size_t) size > BULK_MAX) {
+                continue;
+            }
+            snprintf(what, sizeof(what), "bulk alltoall_enqueue, %zu floats per peer", per[k]);
+            check(bulk_alltoall_ok(sc, st, per[k], 0, h, d_in, d_out), what);
+        }
+        check(bulk_alltoall_ok(sc, st, 262147, 1, h, d_in, d_out),
+              "bulk alltoall_enqueue on pageable host memory, 262147 floats per peer");
+    }
+    {
+        /* a captured 4 MiB allreduce (two launches): replays count calls
+         * on the device */
+        const size_t n = 1048576;
+        const int replays = 20;
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+        rc = MPIX_Allreduce_enqueue(d_in, d_out, (int) n, MPI_FLOAT, MPI_SUM, sc);
+        CK(cudaStreamEndCapture(st, &g));
+        CK(cudaGraphInstantiate(&ge, g, 0));
+        ok = MPI_SUCCESS == rc;
+        for (int k = 0; k < replays && ok; ++k) {
+            for (size_t i = 0; i < n; ++i) {
+                h[i] = val(rank, (int) i + 3 * k);
+            }
+            CK(cudaMemcpyAsync(d_in, h, n * sizeof(float), cudaMemcpyHostToDevice, st));
+            CK(cudaMemsetAsync(d_out, 0xff, n * sizeof(float), st));
+            CK(cudaGraphLaunch(ge, st));
+            CK(cudaMemcpyAsync(h, d_out, n * sizeof(float), cudaMemcpyDeviceToHost, st));
+            CK(cudaStreamSynchronize(st));
+            for (size_t i = 0; i < n && ok; ++i) {
+                ok &= h[i] == sum_at((int) i + 3 * k);
+            }
+        }
+        check(ok, "bulk allreduce captured in a CUDA graph, 20 replays, each checked");
+        CK(cudaGraphExecDestroy(ge));
+        CK(cudaGraphDestroy(g));
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = getenv("GPUCOLL_TEST_ENQUEUE");
@@ -165,8 +353,9 @@ int main(int argc, char **argv)
     cudaStream_t st, st2;
     MPIX_Stream ms, ms2;
     MPI_Comm sc, sc2, local;
-    float *h_in, *h_out, *h_res, *d_in, *d_out, *d_in2, *d_out2, *d_w;
+    float *h_in, *h_out, *h_res, *d_in, *d_out, *d_in2, *d_out2, *d_w, *h_big, *d_bin, *d_bout;
     const size_t bytes = sizeof(float) * N * 8;
+    const size_t tcount = argc > 2 ? (size_t) atol(argv[2]) : 1;
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -191,23 +380,27 @@ int main(int argc, char **argv)
     CK(cudaMalloc((void **) &d_in2, bytes));
     CK(cudaMalloc((void **) &d_out2, bytes));
     CK(cudaMalloc((void **) &d_w, bytes));
+    CK(cudaMallocHost((void **) &h_big, BULK_MAX * sizeof(float)));
+    CK(cudaMalloc((void **) &d_bin, BULK_MAX * sizeof(float)));
+    CK(cudaMalloc((void **) &d_bout, BULK_MAX * sizeof(float)));
     sc = stream_comm(st, &ms);
 
     if (timeout_mode) {
         double t0;
-        float x = 1;
-        CK(cudaMemcpyAsync(d_in, &x, sizeof(x), cudaMemcpyHostToDevice, st));
+        const int tc = tcount < 1 ? 1 : tcount > BULK_MAX ? (int) BULK_MAX : (int) tcount;
+        CK(cudaMemsetAsync(d_bin, 0, (size_t) tc * sizeof(float), st));
         if (1 == rank) {
             sleep(3 + 3);   /* run it with --mca coll_gpu_timeout 3 */
         }
         t0 = MPI_Wtime();
-        rc = MPIX_Allreduce_enqueue(d_in, d_out, 1, MPI_FLOAT, MPI_SUM, sc);
+        rc = MPIX_Allreduce_enqueue(d_bin, d_bout, tc, MPI_FLOAT, MPI_SUM, sc);
         CK(cudaStreamSynchronize(st));
         if (0 == rank) {
             const double dt = MPI_Wtime() - t0;
-            int rc2 = MPIX_Allreduce_enqueue(d_in, d_out, 1, MPI_FLOAT, MPI_SUM, sc);
+            int rc2 = MPIX_Allreduce_enqueue(d_bin, d_bout, tc, MPI_FLOAT, MPI_SUM, sc);
             ok = MPI_SUCCESS == rc && dt < 3 + 2 && MPI_SUCCESS != rc2;
-            printf("timeout: stream went on after %.2f s, next enqueue returned %d\n", dt, rc2);
+            printf("timeout (%d floats): stream went on after %.2f s, next enqueue returned %d\n", tc,
+                   dt, rc2);
             if (MPI_SUCCESS != rc2) {
                 char s[MPI_MAX_ERROR_STRING];
                 int len;
@@ -278,6 +471,7 @@ int main(int argc, char **argv)
             CK(cudaGraphExecDestroy(ge));
             CK(cudaGraphDestroy(g));
         }
+        bulk(sc, st, h_big, d_bin, d_bout);
     }
     if (0 == rank) {
         printf("test_gpu_enqueue%s (%d ranks): %d passed, %d failed\n", timeout_mode ? " timeout" : "",

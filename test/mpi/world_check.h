@@ -31,7 +31,7 @@ static void check(int ok, const char *what)
 /* value of rank r at index i, 1..1000; salt tells the programs' inputs apart */
 static inline int world_val(int r, int i, uint32_t salt)
 {
-    uint32_t x = (uint32_t) (r * 7919 + i * 104729) + salt;
+    uint32_t x = (uint32_t) r * 7919u + (uint32_t) i * 104729u + salt;   /* wraps, never overflows */
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
