@@ -88,9 +88,9 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     /* and its bulk form's: two parities of a slot per source */
     c->sb_off = gpu_round_up(c->st_off + c->st_bytes, 4096);
     c->sb_slot = 0;
-    if (c->st_bytes > 0 && c->p.stream_bulk_bytes > GPU_STREAM_BULK_CTL_BYTES) {
-        c->sb_slot = (c->p.stream_bulk_bytes - GPU_STREAM_BULK_CTL_BYTES) / (2 * n) /
-                     GPU_STREAM_BULK_PIECE * GPU_STREAM_BULK_PIECE;
+    if (c->st_bytes > 0) {
+        c->sb_slot = c->p.stream_bulk_bytes / (2 * n) / GPU_STREAM_BULK_PIECE *
+                     GPU_STREAM_BULK_PIECE;
     }
     c->sb_bytes = gpu_stream_bulk_region_bytes(c->sb_slot, c->nranks);
     *total = c->sb_off + c->sb_bytes;

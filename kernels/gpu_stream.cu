@@ -174,15 +174,20 @@ __global__ void __launch_bounds__(GPU_STREAM_BULK_THREADS) k_bulk_allreduce(gpu_
     const int parity = (int) (seq & 1);
     char *mine = a.peer_base[a.rank] + a.region_off;
 
-    /* my range into my slot of every rank, mine too: the fold then reads
-     * aligned local memory only, and in place is safe */
-    for (int k = 0; k < a.nranks; ++k) {
+    /* my range into my slot of every peer; the fold reads my own input in
+     * place where it is 16-byte aligned (in place is safe: each thread
+     * reads its vector of every source before it writes it), else a copy
+     * in my own slot */
+    const char *in = static_cast<const char *>(a.in) + lo;
+    const bool own = 0 == ((uintptr_t) a.in & 15);
+    for (int k = own ? 1 : 0; k < a.nranks; ++k) {
         const int p = (a.rank + k) % a.nranks;
-        block_copy(bulk_slot(a, a.peer_base[p] + a.region_off, parity, a.rank) + lo,
-                   static_cast<const char *>(a.in) + lo, len);
+        block_copy(bulk_slot(a, a.peer_base[p] + a.region_off, parity, a.rank) + lo, in, len);
     }
     if (bulk_meet(a, parity, seq)) {
-        auto src = [&](int r) -> const char * { return bulk_slot(a, mine, parity, r) + lo; };
+        auto src = [&](int r) -> const char * {
+            return r == a.rank && own ? in : bulk_slot(a, mine, parity, r) + lo;
+        };
         auto none = [](int) -> char * { return nullptr; };
         block_reduce<gpu_red<OP, T>, T>(src, a.nranks, len, static_cast<char *>(a.out) + lo, none,
                                         0);

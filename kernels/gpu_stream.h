@@ -103,9 +103,9 @@ gpu_status_t gpu_kernel_stream_allreduce(gpu_op_t op, gpu_dtype_t dt, const gpu_
  * several launches, each a call of its own.  Every wait is bounded as in
  * the small kernel and reports into the same host-mapped error.
  */
-#define GPU_STREAM_BULK_MAX_BLOCKS 64
+#define GPU_STREAM_BULK_MAX_BLOCKS 128
 #define GPU_STREAM_BULK_THREADS 512
-#define GPU_STREAM_BULK_PIECE ((size_t) 64 * 1024)   /* bytes a block takes at least */
+#define GPU_STREAM_BULK_PIECE ((size_t) 32 * 1024)   /* bytes a block takes at least */
 #define GPU_STREAM_BULK_FLAGS_OFF ((size_t) 256)
 #define GPU_STREAM_BULK_CTL_BYTES \
     (GPU_STREAM_BULK_FLAGS_OFF + 2 * (size_t) GPU_MAX_PEERS * GPU_STREAM_BULK_MAX_BLOCKS * 8)

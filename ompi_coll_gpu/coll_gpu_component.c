@@ -257,12 +257,12 @@ static int mca_coll_gpu_register(void)
                      "every rank must use the same value",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->enqueue_kernel_max);
-    mca_coll_gpu_reg("enqueue_bulk_bytes", "GPU memory per rank of a stream communicator for "
-                     "MPIX_Allreduce_enqueue above coll_gpu_enqueue_kernel_max and "
-                     "MPIX_Alltoall_enqueue as kernels on the stream (pieces of up to this / "
-                     "(2 * ranks) bytes per launch, whole bytes pushed over NVLink); 0: those "
-                     "stage through host copies and a host function; every rank must use the "
-                     "same value",
+    mca_coll_gpu_reg("enqueue_bulk_bytes", "GPU memory per rank of a stream communicator (and "
+                     "32 KiB of flags) for MPIX_Allreduce_enqueue above "
+                     "coll_gpu_enqueue_kernel_max and MPIX_Alltoall_enqueue as kernels on the "
+                     "stream: a launch moves up to this / (2 * ranks) bytes (per peer), whole "
+                     "bytes pushed over NVLink; 0: those stage through host copies and a host "
+                     "function; every rank must use the same value",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->enqueue_bulk_bytes);
     mca_coll_gpu_reg("nvtx", "1: mark every device collective with an NVTX range (name, "
