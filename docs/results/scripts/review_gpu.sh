@@ -30,6 +30,7 @@ T() { # label, seconds, np, command...
     T "test_gpu_direct np 4" 150 4 $G/test/gpu/test_gpu_direct 200
   fi
   T "comm memory 100 live, 1000 cycles" 200 2 $G/test/gpu/test_gpu_comm_memory 100 1000 8
+  [ $WHERE = mps ] && for np in 2 4; do T "test_gpu_enqueue np $np" 150 $np $G/test/gpu/test_gpu_enqueue; done
   NP="2 4"; [ $WHERE = x2 ] && NP=2
   RELIABILITY_NP="$NP" RELIABILITY_SIZES="8 262144" RELIABILITY_WATCHDOG=60 \
     sh test/gpu/run_reliability.sh $G $X > "$OUT/rel_$WHERE.log" 2>&1
