@@ -492,6 +492,18 @@ static void test_stream_region(void)
         }
     }
     CHECK(0 == gpu_stream_region_bytes(0, 4), "no stream region when the kernel path is off");
+    /* the bulk form: flags for every peer and block of both parities
+     * before the slots, which stay 16-byte aligned (whole-vector pushes) */
+    CHECK(GPU_STREAM_BULK_CTL_BYTES >= GPU_STREAM_BULK_FLAGS_OFF +
+                                           2 * (size_t) GPU_MAX_PEERS * GPU_STREAM_BULK_MAX_BLOCKS * 8 &&
+          GPU_STREAM_BULK_FLAGS_OFF >= 64 + sizeof(unsigned) && 0 == GPU_STREAM_BULK_CTL_BYTES % 16 &&
+          0 == GPU_STREAM_BULK_PIECE % 16,
+          "bulk region: counter, arrivals, then %d x %d flags per parity, slots 16-byte aligned",
+          GPU_MAX_PEERS, GPU_STREAM_BULK_MAX_BLOCKS);
+    CHECK(0 == gpu_stream_bulk_region_bytes(0, 4) &&
+          gpu_stream_bulk_region_bytes((size_t) 4 << 20, 2) ==
+              GPU_STREAM_BULK_CTL_BYTES + ((size_t) 16 << 20),
+          "bulk region: none without slots; two parities of a slot per source");
     CHECK(gpu_stream_dtype_fits(1) && gpu_stream_dtype_fits(4) && gpu_stream_dtype_fits(8) &&
           !gpu_stream_dtype_fits(16) && !gpu_stream_dtype_fits(3) && !gpu_stream_dtype_fits(0),
           "element sizes that tile a line's 8 payload bytes: 1, 2, 4, 8");
