@@ -82,8 +82,10 @@ int gpu_engine_direct_takes(const gpu_engine_comm_t *c, size_t bytes, int blocki
     return bytes >= from;
 }
 
-/* this rank's buffers as rank 0 can map them */
-static gpu_status_t gpu_direct_describe(const void *in, void *out, gpu_direct_desc_t *d)
+/* this rank's buffers as rank 0 can map them, and the allocations it
+ * freed since its last call (rank 0 closes its mappings of them) */
+static gpu_status_t gpu_direct_describe(gpu_engine_comm_t *c, const void *in, void *out,
+                                        gpu_direct_desc_t *d)
 {
     gpu_status_t st;
     memset(d, 0, sizeof(*d));
@@ -92,6 +94,8 @@ static gpu_status_t gpu_direct_describe(const void *in, void *out, gpu_direct_de
     if (GPU_OK == st && !d->same) {
         st = gpu_ipc_ref_make(out, &d->out);
     }
+    d->pid = (int32_t) getpid();
+    d->ngone = gpu_ipc_exports_gone(&c->direct_gone, d->gone, GPU_DIRECT_GONE);
     return st;
 }
 
@@ -172,9 +176,7 @@ gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t
         }
     }
     if (GPU_OK == st && 0 != c->rank) {
-        st = gpu_direct_describe(in, out, &mine);
-        mine.pid = (int32_t) getpid();
-        mine.ngone = gpu_ipc_exports_gone(&c->direct_gone, mine.gone, GPU_DIRECT_GONE);
+        st = gpu_direct_describe(c, in, out, &mine);
     }
     mine.status = (int32_t) st;
     xs = c->boot->allgather(c->boot_ctx, &mine, c->direct_all, sizeof(mine));
@@ -303,10 +305,7 @@ static gpu_status_t gpu_dx_advance(gpu_engine_comm_t *c, struct gpu_engine_direc
             }
             st = cudaSuccess == e ? GPU_OK : GPU_ERR_CUDA;
             if (GPU_OK == st && 0 != c->rank) {
-                st = gpu_direct_describe(o->in, o->out, &o->mine);
-                o->mine.pid = (int32_t) getpid();
-                o->mine.ngone = gpu_ipc_exports_gone(&c->direct_gone, o->mine.gone,
-                                                     GPU_DIRECT_GONE);
+                st = gpu_direct_describe(c, o->in, o->out, &o->mine);
             }
             o->mine.status = (int32_t) st;
             o->phase = GPU_DX_MEET;

@@ -18,29 +18,12 @@ __device__ __forceinline__ unsigned long long *flag_ptr(char *base, int block, i
     return reinterpret_cast<unsigned long long *>(base) + idx;
 }
 
-/*
- * Cross-rank barrier of block blockIdx.x with the same block on every
- * rank.  Thread p signals peer p, then waits for peer p's signal, bounded.
- * Returns false (in every thread) when some peer did not arrive.
- */
+/* This block meets the same block of every rank at stage (block_meet). */
 __device__ bool block_barrier(const gpu_allreduce_args_t &a, int stage, unsigned long long v)
 {
-    __shared__ int failed;
-    const int t = threadIdx.x;
-    if (t == 0) {
-        failed = 0;
-    }
-    __syncthreads();
-    if (t < a.nranks) {
-        __threadfence_system();
-        st_release_sys(flag_ptr(a.peer_base[t], blockIdx.x, stage, a.rank), v);
-        const unsigned long long *f = flag_ptr(a.peer_base[a.rank], blockIdx.x, stage, t);
-        if (!wait_geq(f, v, a.timeout_ns, a.err, t, stage)) {
-            failed = 1;
-        }
-    }
-    __syncthreads();
-    return 0 == failed;
+    auto to = [&](int p) { return flag_ptr(a.peer_base[p], blockIdx.x, stage, a.rank); };
+    auto from = [&](int p) { return flag_ptr(a.peer_base[a.rank], blockIdx.x, stage, p); };
+    return block_meet(a.nranks, to, from, v, a.timeout_ns, a.err, stage);
 }
 
 template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_oneshot(gpu_allreduce_args_t a)

@@ -223,6 +223,33 @@ __device__ __forceinline__ bool wait_geq(const unsigned long long *f, unsigned l
 }
 
 /*
+ * Cross-rank barrier of block blockIdx.x with the same block on every rank:
+ * thread p releases to(p) (our flag in rank p's memory) once the block's
+ * stores are out, then waits, bounded, for from(p) (p's flag in ours) to
+ * reach v.  False in every thread when some rank did not arrive.
+ */
+template <class To, class From>
+__device__ bool block_meet(int nranks, const To &to, const From &from, unsigned long long v,
+                           unsigned long long timeout_ns, gpu_kernel_error_t *err, int stage)
+{
+    __shared__ int failed;
+    const int t = threadIdx.x;
+    if (0 == t) {
+        failed = 0;
+    }
+    __syncthreads();
+    if (t < nranks) {
+        __threadfence_system();
+        st_release_sys(to(t), v);
+        if (!wait_geq(from(t), v, timeout_ns, err, t, stage)) {
+            failed = 1;
+        }
+    }
+    __syncthreads();
+    return 0 == failed;
+}
+
+/*
  * LL lines (the resident kernel, kernels/gpu_ll.h, and the stream-ordered
  * allreduce, kernels/gpu_stream.h): 8 payload bytes and two copies of the
  * call's flag in one 16-byte store; a reader takes a line only when both

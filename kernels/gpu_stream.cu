@@ -29,13 +29,39 @@ __device__ __forceinline__ unsigned long long fold(unsigned long long acc, unsig
     return a.u;
 }
 
+/* A stream region starts with the call counter, then the blocks' arrival
+ * count at byte 64.  The call number of this launch is the counter + 1:
+ * every block reads it before the last block to finish advances it (a
+ * timed-out launch too, so the numbers stay in step with the peers'
+ * launches), which is what a replayed graph counts its calls with. */
+__device__ unsigned long long call_begin(const char *region)
+{
+    __shared__ unsigned long long s_seq;
+    if (0 == threadIdx.x) {
+        s_seq = *(const volatile unsigned long long *) region + 1;
+    }
+    __syncthreads();
+    return s_seq;
+}
+
+__device__ void call_end(char *region, unsigned long long seq)
+{
+    unsigned *arrived = reinterpret_cast<unsigned *>(region + 64);
+    __syncthreads();
+    if (0 == threadIdx.x) {
+        __threadfence();
+        if (atomicAdd(arrived, 1u) == gridDim.x - 1) {
+            *arrived = 0;
+            *(volatile unsigned long long *) region = seq;
+            __threadfence();
+        }
+    }
+}
+
 template <gpu_op_t OP, class T>
 __global__ void __launch_bounds__(GPU_STREAM_THREADS) k_stream_allreduce(gpu_stream_args_t a)
 {
-    __shared__ unsigned long long s_seq;
     char *mine = a.peer_base[a.rank] + a.region_off;
-    unsigned long long *counter = reinterpret_cast<unsigned long long *>(mine);
-    unsigned *arrived = reinterpret_cast<unsigned *>(mine + 64);
     const size_t bytes = a.count * sizeof(T);
     const size_t lines = (bytes + GPU_STREAM_PAYLOAD - 1) / GPU_STREAM_PAYLOAD;
     const size_t stride = (size_t) gridDim.x * blockDim.x;
@@ -43,12 +69,7 @@ __global__ void __launch_bounds__(GPU_STREAM_THREADS) k_stream_allreduce(gpu_str
     const char *in = static_cast<const char *>(a.in);
     char *out = static_cast<char *>(a.out);
 
-    if (0 == threadIdx.x) {
-        /* no block writes the counter before every block has read it */
-        s_seq = *(volatile unsigned long long *) counter + 1;
-    }
-    __syncthreads();
-    const unsigned long long seq = s_seq;
+    const unsigned long long seq = call_begin(mine);
     const uint32_t flag = 0x80000000u | (uint32_t) (seq & 0x7fffffffu);
     const int parity = (int) (seq & 1);
 
@@ -84,17 +105,7 @@ __global__ void __launch_bounds__(GPU_STREAM_THREADS) k_stream_allreduce(gpu_str
             store8(out + off, acc, valid);
         }
     }
-    /* the last block to finish advances the call counter for the next
-     * launch (a graph replay too) */
-    __syncthreads();
-    if (0 == threadIdx.x) {
-        __threadfence();
-        if (atomicAdd(arrived, 1u) == gridDim.x - 1) {
-            *arrived = 0;
-            *(volatile unsigned long long *) counter = seq;
-            __threadfence();
-        }
-    }
+    call_end(mine, seq);
 }
 
 /* ---- the bulk form (gpu_stream.h) ---- */
@@ -112,58 +123,26 @@ __device__ __forceinline__ char *bulk_slot(const gpu_stream_bulk_args_t &a, char
     return region + GPU_STREAM_BULK_CTL_BYTES + ((size_t) parity * a.nranks + src) * a.slot_bytes;
 }
 
-/* The call number of this launch (every block reads it before the last
- * block advances it) and this block's 16-byte-aligned range of a.bytes. */
+/* The call number of this launch (call_begin) and this block's
+ * 16-byte-aligned range of a.bytes. */
 __device__ unsigned long long bulk_begin(const gpu_stream_bulk_args_t &a, size_t *lo, size_t *len)
 {
-    __shared__ unsigned long long s_seq;
     const size_t per = ((a.bytes + 15) / 16 + gridDim.x - 1) / gridDim.x * 16;
-    if (0 == threadIdx.x) {
-        s_seq = *(volatile unsigned long long *) (a.peer_base[a.rank] + a.region_off) + 1;
-    }
-    __syncthreads();
     *lo = clamp_len(a.bytes, 0, (size_t) blockIdx.x * per);
     *len = clamp_len(a.bytes, *lo, per);
-    return s_seq;
+    return call_begin(a.peer_base[a.rank] + a.region_off);
 }
 
-/* This block's pushes are out: tell every peer, then wait for every
- * peer's same block; false (in every thread) when one did not come. */
+/* This block's pushes are out: meet the same block of every rank. */
 __device__ bool bulk_meet(const gpu_stream_bulk_args_t &a, int parity, unsigned long long seq)
 {
-    __shared__ int failed;
-    const int t = threadIdx.x;
-    if (0 == t) {
-        failed = 0;
-    }
-    __syncthreads();
-    if (t < a.nranks && t != a.rank) {
-        __threadfence_system();
-        st_release_sys(bulk_flag(a.peer_base[t] + a.region_off, parity, a.rank, blockIdx.x), seq);
-        if (!wait_geq(bulk_flag(a.peer_base[a.rank] + a.region_off, parity, t, blockIdx.x), seq,
-                      a.timeout_ns, a.err, t, GPU_STAGE_XRECV)) {
-            failed = 1;
-        }
-    }
-    __syncthreads();
-    return 0 == failed;
-}
-
-/* The last block to finish advances the call counter (a timed-out launch
- * too: the numbers stay in step with the peers' launches). */
-__device__ void bulk_end(const gpu_stream_bulk_args_t &a, unsigned long long seq)
-{
-    char *mine = a.peer_base[a.rank] + a.region_off;
-    unsigned *arrived = reinterpret_cast<unsigned *>(mine + 64);
-    __syncthreads();
-    if (0 == threadIdx.x) {
-        __threadfence();
-        if (atomicAdd(arrived, 1u) == gridDim.x - 1) {
-            *arrived = 0;
-            *(volatile unsigned long long *) mine = seq;
-            __threadfence();
-        }
-    }
+    auto to = [&](int p) {
+        return bulk_flag(a.peer_base[p] + a.region_off, parity, a.rank, blockIdx.x);
+    };
+    auto from = [&](int p) {
+        return bulk_flag(a.peer_base[a.rank] + a.region_off, parity, p, blockIdx.x);
+    };
+    return block_meet(a.nranks, to, from, seq, a.timeout_ns, a.err, GPU_STAGE_XRECV);
 }
 
 template <gpu_op_t OP, class T>
@@ -192,7 +171,7 @@ __global__ void __launch_bounds__(GPU_STREAM_BULK_THREADS) k_bulk_allreduce(gpu_
         block_reduce<gpu_red<OP, T>, T>(src, a.nranks, len, static_cast<char *>(a.out) + lo, none,
                                         0);
     }
-    bulk_end(a, seq);
+    call_end(a.peer_base[a.rank] + a.region_off, seq);
 }
 
 __global__ void __launch_bounds__(GPU_STREAM_BULK_THREADS) k_bulk_alltoall(gpu_stream_bulk_args_t a)
@@ -215,7 +194,7 @@ __global__ void __launch_bounds__(GPU_STREAM_BULK_THREADS) k_bulk_alltoall(gpu_s
             block_copy(out + (size_t) q * a.stride + lo, bulk_slot(a, mine, parity, q) + lo, len);
         }
     }
-    bulk_end(a, seq);
+    call_end(a.peer_base[a.rank] + a.region_off, seq);
 }
 
 /* blocks of at least GPU_STREAM_BULK_PIECE each; the same on every rank */

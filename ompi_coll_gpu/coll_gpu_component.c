@@ -258,7 +258,7 @@ static int mca_coll_gpu_register(void)
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->enqueue_kernel_max);
     mca_coll_gpu_reg("enqueue_bulk_bytes", "GPU memory per rank of a stream communicator (and "
-                     "32 KiB of flags) for MPIX_Allreduce_enqueue above "
+                     "64 KiB of flags) for MPIX_Allreduce_enqueue above "
                      "coll_gpu_enqueue_kernel_max and MPIX_Alltoall_enqueue as kernels on the "
                      "stream: a launch moves up to this / (2 * ranks) bytes (per peer), whole "
                      "bytes pushed over NVLink; 0: those stage through host copies and a host "
