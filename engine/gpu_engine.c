@@ -107,6 +107,36 @@ int gpu_engine_failed_peer(const gpu_engine_comm_t *c)
     return NULL != c && NULL != c->err_host && c->err_host->raised ? c->err_host->peer : -1;
 }
 
+void gpu_engine_kind_call(gpu_engine_comm_t *c, unsigned long long call,
+                          const gpu_engine_kind_ops_t *ops, void *ctx)
+{
+    /* the LL sequence is the call's number (+1: never 0), exactly: the
+     * same on every rank whether or not a rank ran the call before (a
+     * dropped call used its number, a host rank none); consecutive calls
+     * alternate slot parities as the flow control wants; an MPI call is
+     * at most one engine call */
+    c->pk_call_seq = call + 1;
+    c->kind_ops = ops;
+    c->kind_ctx = ctx;
+}
+
+gpu_status_t gpu_engine_kind_settle(gpu_engine_comm_t *c)
+{
+    const gpu_engine_kind_ops_t *ops = c->kind_ops;
+    int all_dev = 1;
+    gpu_status_t st;
+
+    if (NULL == ops) {
+        return GPU_OK;
+    }
+    c->kind_ops = NULL;
+    st = ops->settle(c->kind_ctx, &all_dev);
+    if (GPU_OK != st) {
+        return st;
+    }
+    return all_dev ? GPU_OK : GPU_ERR_UNSUPPORTED;
+}
+
 gpu_status_t gpu_engine_event(gpu_engine_comm_t *c, cudaEvent_t *ev)
 {
     cudaError_t e;
@@ -249,11 +279,20 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     if (GPU_OK != st) {
         return st;
     }
+    const int direct = gpu_engine_direct_takes(c, bytes, NULL == req);
+    const int resident = !direct && gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);
+    if (!resident || 0 == count) {
+        /* only the resident kernel starts before the kinds are agreed */
+        st = gpu_engine_kind_settle(c);
+        if (GPU_OK != st) {
+            return st;
+        }
+    }
     if (0 == count) {
         return gpu_engine_finish(c, &what, req);
     }
     /* nonblocking: rounds stand behind it where a buffer cannot be shared */
-    if (gpu_engine_direct_takes(c, bytes, NULL == req)) {
+    if (direct) {
         if (NULL != req) {
             st = gpu_engine_direct_start(c, in, out, count, op, dt, req);
             snprintf(req->what, sizeof(req->what), "%s", gpu_engine_what(&what));
@@ -261,7 +300,6 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         }
         return gpu_engine_direct_allreduce(c, &what, in, out, count, op, dt);
     }
-    const int resident = gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);
     const int async = NULL != req && c->nranks > 1 && gpu_engine_hs_async_takes(c, NULL);
     if (resident || async || gpu_engine_paced_takes(c, NULL, NULL == req)) {
         gpu_xchg_plan_t plan;
@@ -276,7 +314,10 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
                             : gpu_engine_hs_run(c, &what, &plan, op, dt);
         }
     }
-    st = gpu_engine_order(c);
+    st = gpu_engine_kind_settle(c);   /* a plan the resident kernel could not take */
+    if (GPU_OK == st) {
+        st = gpu_engine_order(c);
+    }
     if (GPU_OK != st) {
         return st;
     }

@@ -183,6 +183,26 @@ int gpu_engine_size(const gpu_engine_comm_t *comm);
 /* The rank a failed call waited for, -1 if none is known. */
 int gpu_engine_failed_peer(const gpu_engine_comm_t *comm);
 
+/*
+ * Memory kinds not yet agreed (the component's kind board): the caller
+ * numbers each collective call of the communicator (call, the same on
+ * every rank, host calls included) and, when it has not waited for the
+ * peers' kinds, passes ops to ask for them.  The resident kernel then
+ * starts a call whose completion proves every peer passed device memory
+ * (each peer sends this rank lines) and asks while it waits; a peer on the
+ * host path makes it drop the call.  Every other path asks (settle)
+ * first.  Either way a call that must stage returns GPU_ERR_UNSUPPORTED
+ * with nothing of it left running.  ops NULL: the kinds are agreed.
+ */
+typedef struct {
+    /* GPU_OK with *all_dev, or GPU_INPROGRESS while a peer has not posted */
+    gpu_status_t (*peek)(void *ctx, int *all_dev);
+    /* waits (bounded) for the answer */
+    gpu_status_t (*settle)(void *ctx, int *all_dev);
+} gpu_engine_kind_ops_t;
+void gpu_engine_kind_call(gpu_engine_comm_t *comm, unsigned long long call,
+                          const gpu_engine_kind_ops_t *ops, void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,7 +56,15 @@ struct gpu_engine_comm {
     int32_t pk_sms;                          /* SMs of the smallest GPU of the communicator */
     unsigned pk_gen;
     unsigned long long pk_dseq;              /* commands posted to our kernel */
-    unsigned long long pk_seq;               /* collective calls run through it */
+    unsigned long long pk_seq;               /* the last call's LL sequence */
+    unsigned long long pk_call_seq;          /* the current call's, from its number; 0: the
+                                                next after pk_seq (gpu_engine_kind_call) */
+    unsigned long long pk_runs;              /* calls run through it */
+    unsigned long long pk_dropped;           /* calls dropped for a host peer */
+    unsigned pk_epoch;                       /* of the last slot scrub */
+    /* kinds still to agree for the current call (gpu_engine_kind_call) */
+    const gpu_engine_kind_ops_t *kind_ops;
+    void *kind_ctx;
     gpu_ll_slots_t pk_slots;                 /* slot flow control (gpu_plan.h) */
     double pk_end;                           /* when the last call through it returned */
     double pk_gap_us;                        /* moving mean of the application's time
@@ -171,6 +179,11 @@ void gpu_engine_event_put(gpu_engine_comm_t *c, cudaEvent_t ev);
  * (other communicators' requests need this rank).  Called every 1024th
  * spin, from the second on, so calls that end quickly never pay it. */
 void gpu_engine_wait_progress(gpu_engine_comm_t *c, unsigned spins);
+
+/* The current call's memory kinds, where they are not agreed yet: GPU_OK
+ * when every peer passed device memory, GPU_ERR_UNSUPPORTED (stage) when
+ * one did not. */
+gpu_status_t gpu_engine_kind_settle(gpu_engine_comm_t *c);
 
 /* One process for every rank of a time-sliced GPU (gpu_engine_direct.c):
  * wanted (busids known; the same answer on every rank), and a blocking

@@ -17,7 +17,6 @@
 #include "util/gpu_clock.h"
 #include "util/gpu_cuda_drv.h"
 
-#define GPU_PK_SCRUB_MASK ((1ull << 30) - 1)
 /* Ranks that time-slice one GPU (no MPS) would each hold it through every
  * slice with a resident kernel; MPI_THREAD_MULTIPLE paces every call. */
 static int gpu_pk_wanted(const gpu_engine_comm_t *c)
@@ -187,9 +186,64 @@ static void gpu_pk_account(gpu_engine_comm_t *c, unsigned long long last, uint64
     ++c->pk_stamped;
 }
 
+/*
+ * May this call start before the peers' memory kinds are known?  Only where
+ * its completion proves them: every peer sends this rank lines, which a
+ * peer on the host path never does, so no rank finishes it unless all
+ * passed device memory; and no output lands on an input still to be sent,
+ * so a dropped call leaves its inputs for the staged path that runs it
+ * instead (a fold writes a line only once every source's line is in).
+ */
+static int gpu_pk_may_guess(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
+{
+    for (int q = 0; q < c->nranks; ++q) {
+        const int heard = GPU_XCHG_COPY == p->mode
+                              ? p->recv_len[q] > 0
+                              : p->red_len > 0 && q >= p->red_lo && q <= p->red_hi;
+        if (q != c->rank && !heard) {
+            return 0;
+        }
+    }
+    return GPU_XCHG_REDUCE == p->mode || !p->in_place;
+}
+
+/* A peer took the host path: the kernel drops command d (its blocks give
+ * up waiting for lines that never come) and leaves; nothing of the call
+ * runs any more, and the slots forget it (gpu_plan_ll_slots_drop). */
+static gpu_status_t gpu_pk_drop(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                                const gpu_xchg_plan_t *plan, unsigned long long d)
+{
+    const double deadline = gpu_clock_now() + c->p.timeout_s + 2.0;
+    cudaError_t e;
+
+    c->pk_mbox->cancel = d;
+    gpu_engine_pk_park(c);   /* blocks done or idle leave too */
+    for (unsigned spins = 1; cudaErrorNotReady == (e = cudaStreamQuery(c->stream)); ++spins) {
+        if (gpu_clock_now() > deadline) {
+            GPU_ERROR("rank %d: %s: persistent kernel did not drop the call in %.0f s", c->rank,
+                      gpu_engine_what(what), c->p.timeout_s + 2.0);
+            c->broken = 1;
+            return GPU_ERR_TIMEOUT;
+        }
+        gpu_engine_wait_progress(c, spins);
+    }
+    c->pk_alive = 0;
+    c->pk_one_shot = 0;
+    if (cudaSuccess != e || c->err_host->raised) {
+        /* a timeout or a fault of its own came first */
+        return gpu_engine_wait(c, what);
+    }
+    gpu_plan_ll_slots_drop(&c->pk_slots, plan, c->rank, c->nranks);
+    ++c->pk_dropped;
+    GPU_LOG(20, "rank %d: %s: a peer passed host memory, call dropped for the staged path",
+            c->rank, gpu_engine_what(what));
+    return GPU_ERR_UNSUPPORTED;
+}
+
 /* Spin until the busy blocks report command d (blocking calls only). */
-static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what, uint32_t *w,
-                                int nw, unsigned long long d, int busy)
+static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                                const gpu_xchg_plan_t *plan, uint32_t *w, int nw,
+                                unsigned long long d, int busy)
 {
     const double limit = 2.0 * c->p.timeout_s + 5.0, deadline = gpu_clock_now() + limit;
     int ended = 0;
@@ -199,6 +253,7 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what, u
             ++b;
         }
         if (b == busy) {
+            c->kind_ops = NULL;   /* done: every peer's lines came */
             if (gpu_log_enabled(10)) {
                 c->pk_seen_ns = gpu_pk_realtime_ns();
                 c->pk_wait_us = (gpu_clock_now() - c->t_submit) * 1e6;
@@ -216,6 +271,22 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what, u
             }
             ended = 0;
             continue;
+        }
+        if (NULL != c->kind_ops && 0 == (spins & 255)) {
+            /* started before the kinds were known; a call this small is
+             * done long before the first look */
+            int all_dev = 1;
+            const gpu_status_t st = c->kind_ops->peek(c->kind_ctx, &all_dev);
+            if (GPU_OK == st) {
+                c->kind_ops = NULL;
+                if (!all_dev) {
+                    return gpu_pk_drop(c, what, plan, d);
+                }
+            } else if (GPU_INPROGRESS != st) {
+                c->kind_ops = NULL;
+                gpu_engine_pk_park(c);
+                return st;
+            }
         }
         if (0 != (spins & 1023)) {
             continue;
@@ -276,10 +347,11 @@ static int gpu_pk_cpu_reads_output(const gpu_xchg_plan_t *p, int rank, int n)
     return NULL != lo && GPU_MEM_DEVICE != gpu_drv_mem_kind(lo, NULL, NULL);
 }
 
-/* Flags repeat every 2^31 calls: at each 2^30-th call every rank zeroes
- * its slots, then all meet, so no stale line can ever carry a live flag.
- * Every rank reaches this at the same call; nothing is in flight (each
- * rank's earlier calls are complete, and what peers wrote to us we read). */
+/* Flags repeat every 2^31 sequences: at the first call of each 2^30 every
+ * rank zeroes its slots, then all meet, so no stale line can ever carry a
+ * live flag.  Every rank reaches this at the same call; nothing is in
+ * flight (each rank's earlier calls are complete or dropped, and what
+ * peers wrote to us we read or will never read). */
 static gpu_status_t gpu_pk_scrub(gpu_engine_comm_t *c)
 {
     char dummy = 0, *all = malloc((size_t) c->nranks);
@@ -310,7 +382,9 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     unsigned long long wait_seq[GPU_MAX_PEERS];
     int wait_blocks[GPU_MAX_PEERS];
     const int busy = gpu_plan_ll_busy_blocks(plan, c->rank, c->nranks, c->pk_blocks, c->pk_piece);
-    const unsigned long long seq = ++c->pk_seq;
+    /* numbered by the caller where ranks may skip calls (gpu_engine_kind_call) */
+    const unsigned long long seq = 0 != c->pk_call_seq ? c->pk_call_seq : c->pk_seq + 1;
+    const unsigned epoch = (unsigned) (seq >> 30);
     gpu_ll_cmd_info_t info = { .cmd = GPU_LL_CMD_WORK, .op = op, .dt = dt, .seq = seq, .busy = busy, .wait_seq = wait_seq,
                                .wait_blocks = wait_blocks };
     unsigned long long d;
@@ -318,7 +392,18 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     int nw;
 
     c->t_launch = gpu_clock_now();
-    if (0 == (seq & GPU_PK_SCRUB_MASK)) {
+    if (NULL != c->kind_ops && (0 == busy || epoch != c->pk_epoch || !gpu_pk_may_guess(c, plan))) {
+        st = gpu_engine_kind_settle(c);
+        if (GPU_OK != st) {
+            return st;
+        }
+    }
+    c->pk_seq = seq;
+    ++c->pk_runs;
+    if (epoch != c->pk_epoch) {
+        /* every rank that runs this call crosses here: the kinds are
+         * agreed above, so the scrub's meeting has all of them */
+        c->pk_epoch = epoch;
         st = gpu_pk_scrub(c);
         if (GPU_OK != st) {
             c->broken = 1;
@@ -375,7 +460,7 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     }
     gpu_pk_write(c, w, nw, d);
     c->t_submit = gpu_clock_now();
-    st = gpu_pk_wait(c, what, w, nw, d, busy);
+    st = gpu_pk_wait(c, what, plan, w, nw, d, busy);
     if (c->pk_one_shot) {
         /* every block returned after this command (or on an error) */
         c->pk_alive = 0;
@@ -395,10 +480,11 @@ void gpu_engine_pk_release(gpu_engine_comm_t *c)
         for (int i = 0; i < GPU_LL_STAMPS + 3 && len < (int) sizeof(line) - 32; ++i) {
             len += snprintf(line + len, sizeof(line) - (size_t) len, " %.2f", c->pk_span[i] / n);
         }
-        GPU_LOG(10, "rank %d: persistent engine ran %llu calls with %u launches (%llu told "
-                "to leave soon); mean us of %llu: host post to seen, GPU phases (gpu_ll.h), "
-                "done to seen by host, post to done seen, done seen to next post:%s", c->rank,
-                c->pk_seq, c->pk_gen, c->pk_leaves, c->pk_stamped, line);
+        GPU_LOG(10, "rank %d: persistent engine ran %llu calls (%llu dropped for a host "
+                "peer) with %u launches (%llu told to leave soon); mean us of %llu: host post "
+                "to seen, GPU phases (gpu_ll.h), done to seen by host, post to done seen, done "
+                "seen to next post:%s", c->rank, c->pk_runs, c->pk_dropped, c->pk_gen,
+                c->pk_leaves, c->pk_stamped, line);
     }
     if (NULL != c->pk_mbox) {
         (void) cudaFreeHost((void *) c->pk_mbox);

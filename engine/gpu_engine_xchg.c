@@ -46,6 +46,11 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     if (NULL == req && gpu_engine_pk_fits(c, plan, dt)) {
         return gpu_engine_pk_run(c, &desc, plan, op, dt);
     }
+    /* only the resident kernel starts before the kinds are agreed */
+    st = gpu_engine_kind_settle(c);
+    if (GPU_OK != st) {
+        return st;
+    }
     if (gpu_engine_paced_takes(c, plan, NULL == req)) {
         return gpu_engine_hs_run(c, &desc, plan, op, dt);
     }

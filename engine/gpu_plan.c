@@ -366,13 +366,18 @@ void gpu_plan_ll_slots(gpu_ll_slots_t *s, const gpu_xchg_plan_t *p, int rank, in
                        unsigned long long *wait_seq, int *wait_blocks)
 {
     const int par = (int) (seq & 1);
+    s->undo_par = par;
     for (int q = 0; q < n; ++q) {
         const size_t piece = gpu_ll_piece(p->send_len[q], nblocks, min_piece);
         wait_seq[q] = s->last_seq[q][par];
         wait_blocks[q] = s->last_blocks[q][par];
-        if (piece == s->last_piece[q][par] && s->prev_recv[q] >= wait_blocks[q]) {
+        if (piece == s->last_piece[q][par] && s->prev_recv[q] >= wait_blocks[q] &&
+            s->prev_seq > wait_seq[q]) {
             wait_blocks[q] = 0;
         }
+        s->undo_seq[q] = s->last_seq[q][par];
+        s->undo_blocks[q] = s->last_blocks[q][par];
+        s->undo_piece[q] = s->last_piece[q][par];
         if (q != rank && p->send_len[q] > 0) {
             s->last_seq[q][par] = seq;
             s->last_blocks[q][par] = gpu_ll_blocks_for(p->send_len[q], nblocks, min_piece);
@@ -390,6 +395,20 @@ void gpu_plan_ll_slots(gpu_ll_slots_t *s, const gpu_xchg_plan_t *p, int rank, in
         }
         s->prev_recv[q] = gpu_ll_blocks_for(got, nblocks, min_piece);
     }
+    s->prev_seq = seq;
+}
+
+void gpu_plan_ll_slots_drop(gpu_ll_slots_t *s, const gpu_xchg_plan_t *p, int rank, int n)
+{
+    const int par = s->undo_par;
+    for (int q = 0; q < n; ++q) {
+        if (q != rank && p->send_len[q] > 0) {
+            s->last_seq[q][par] = s->undo_seq[q];
+            s->last_blocks[q][par] = s->undo_blocks[q];
+            s->last_piece[q][par] = s->undo_piece[q];
+        }
+    }
+    s->prev_seq = 0;
 }
 
 /* Leading blocks with a piece of this rank's side of the plan. */

@@ -94,13 +94,20 @@ int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, const gpu_ll_cmd_in
  * reader blocks sent us lines in that call (which it does only after
  * finishing its earlier reads) and the pieces are cut the same way (so
  * our block b writes what their block b read), our block b has already
- * waited for exactly that.
+ * waited for exactly that.  Sequences may skip (calls another path ran,
+ * gpu_engine_kind_call), so "that call" must come after the slot's write.
  */
 typedef struct {
     unsigned long long last_seq[GPU_MAX_PEERS][2];  /* last call that wrote the slot */
     int last_blocks[GPU_MAX_PEERS][2];              /* its reader blocks */
     size_t last_piece[GPU_MAX_PEERS][2];            /* its piece size */
     int prev_recv[GPU_MAX_PEERS];   /* blocks that read from each peer in the last call */
+    unsigned long long prev_seq;    /* that call (0: none proves anything) */
+    /* what the last call replaced, for gpu_plan_ll_slots_drop */
+    unsigned long long undo_seq[GPU_MAX_PEERS];
+    int undo_blocks[GPU_MAX_PEERS];
+    size_t undo_piece[GPU_MAX_PEERS];
+    int undo_par;
 } gpu_ll_slots_t;
 
 /* Call seq (every call, also those this rank has nothing in): fills the
@@ -109,6 +116,10 @@ typedef struct {
 void gpu_plan_ll_slots(gpu_ll_slots_t *s, const gpu_xchg_plan_t *p, int rank, int n,
                        int nblocks, size_t min_piece, unsigned long long seq,
                        unsigned long long *wait_seq, int *wait_blocks);
+/* The last call was dropped (a peer took the host path): its readers may
+ * never read what it wrote, so the slots' previous calls are waited for
+ * again, and it proves nothing about the next call. */
+void gpu_plan_ll_slots_drop(gpu_ll_slots_t *s, const gpu_xchg_plan_t *p, int rank, int n);
 /* Leading blocks of nblocks with a piece of this rank's side of the plan. */
 int gpu_plan_ll_busy_blocks(const gpu_xchg_plan_t *p, int rank, int nranks, int nblocks,
                             size_t min_piece);

@@ -70,6 +70,7 @@ struct ll_ctx {
     const ll_cmd &c;
     uint32_t flag;
     int parity;
+    unsigned long long cmd;     /* the host's command number */
 
     __device__ char *region(int r) const { return a.peer_base[r] + a.region_off; }
     /* line of source src's slot in reader's region */
@@ -95,7 +96,10 @@ struct ll_ctx {
                 report_timeout(a.err, src, GPU_STAGE_LL, c.seq, 0);
                 return false;
             }
-            if (0 == (spins & 4095) && gave_up(a.err)) {
+            /* the host drops a command it started before the peers'
+             * memory kinds were known once one of them took the host path
+             * (engine/gpu_engine_pk.c): its lines never come */
+            if (0 == (spins & 4095) && (gave_up(a.err) || ld_volatile(&a.mbox->cancel) >= cmd)) {
                 return false;
             }
         }
@@ -298,7 +302,7 @@ __device__ __forceinline__ void fence_release_gpu()
  * when a wait timed out. */
 __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long long cmd_no)
 {
-    const ll_ctx x = { a, c, gpu_ll_flag(c.seq), (int) (c.seq & 1) };
+    const ll_ctx x = { a, c, gpu_ll_flag(c.seq), (int) (c.seq & 1), cmd_no };
     const gpu_xchg_plan_t &p = c.plan;
 
     /* usually none: the host drops waits that the calls in between prove */

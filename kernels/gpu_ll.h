@@ -115,6 +115,8 @@ typedef struct {
     volatile uint64_t stamp[GPU_LL_STAMPS];      /* block 0, %globaltimer at GPU_LL_T_*, written
                                                     after done (only with stamps) */
     volatile uint64_t stamp_cmd;                 /* the command they are of */
+    volatile uint64_t cancel;                    /* commands up to this one are dropped: the
+                                                    host saw a peer take the host path */
 } gpu_ll_mailbox_t;
 
 /* Per-rank scratch region, identical layout on every rank. */

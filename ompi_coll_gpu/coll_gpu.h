@@ -147,6 +147,12 @@ typedef struct mca_coll_gpu_module_t {
     gpu_kind_post_t kpost;
     struct gpu_kind_slot **kpeer;
     int kskip;
+    /* the call number last posted; "not agreed yet" (a blocking device
+     * call left to the engine, which asks while its kernel runs); the peer
+     * a wait for kinds timed out on */
+    uint64_t kcall;
+    int kdefer;
+    int kfail_peer;
     /* nonblocking calls whose start waits in the queue (coll_gpu_kind.c):
      * how many may still start a host collective (a later nonblocking
      * call queues behind them, so every rank starts Open MPI's nonblocking
@@ -195,7 +201,12 @@ int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what, gpu_sta
  * A nonblocking call (req, with its arguments a) never waits: a device
  * call whose peers have not all posted yet, and any call behind such a
  * one, is queued (*req set, *go_dev -1: the entry returns at once) and
- * started from progress, in call order, once the kinds are known. */
+ * started from progress, in call order, once the kinds are known.
+ * A blocking device call of the symmetric collectives on a set-up engine
+ * does not wait here either (*go_dev 1, m->kdefer set): the native path
+ * hands the question to the engine (gpu_engine_kind_call), which lets the
+ * resident kernel start the call and drops it if a peer went host; any
+ * other device route must call settle first, which waits as agree did. */
 struct mca_coll_gpu_args_t;
 void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node);
 void mca_coll_gpu_kind_detach(mca_coll_gpu_module_t *m);
@@ -206,6 +217,10 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **
 gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                     int *peer);
 void mca_coll_gpu_kind_fini(void);
+int mca_coll_gpu_kind_settle(mca_coll_gpu_module_t *m, const char *what, int *go_dev);
+/* The native path, before (1) and after (0) its engine call: the call's
+ * number and, if not agreed yet, how the engine asks. */
+void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before);
 
 /* host exchanges over the communicator's own messages (coll_gpu_xg.c) */
 typedef struct mca_coll_gpu_xg_t mca_coll_gpu_xg_t;

@@ -58,6 +58,13 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
             (size_t) count * gpu_dtype_size(call.dt) <= mca_coll_gpu_component.shared_staged_max &&
             gpu_engine_shared_nomps(m->engine) && !gpu_engine_direct(m->engine)) {
             ompi_request_t *inner = NULL;
+            ret = mca_coll_gpu_kind_settle(m, "allreduce", &go_dev);
+            if (MPI_SUCCESS != ret || !go_dev) {
+                /* a host peer: the blocking host algorithm, as it runs */
+                return MPI_SUCCESS != ret ? ret
+                                          : mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype,
+                                                                          op, comm, m, NULL);
+            }
             ret = mca_coll_gpu_allreduce_staged(sbuf, rbuf, count, dtype, op, comm, m, &inner);
             return MPI_SUCCESS != ret ? ret
                                       : mca_coll_gpu_staged_wait(&inner, comm->c_name, "allreduce");

@@ -211,6 +211,97 @@ static int gpu_kind_make_room(mca_coll_gpu_module_t *m, const char *what, gpu_ki
     }
 }
 
+/* Wait (bounded, progressing) for what the peers posted for call. */
+static int gpu_kind_wait_all(mca_coll_gpu_module_t *m, uint64_t call, const char *what,
+                             int *go_dev)
+{
+    gpu_kind_wait_t w = { 0.0, 0 };
+    gpu_status_t st;
+    int all_dev, peer = -1;
+
+    for (;;) {
+        st = mca_coll_gpu_kind_peek(m, call, &all_dev, &peer);
+        if (GPU_INPROGRESS != st) {
+            break;
+        }
+        if (!gpu_kind_wait_more(&w)) {
+            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, peer);
+        }
+    }
+    if (GPU_OK != st) {
+        return mca_coll_gpu_error(m->comm->c_name, what, st, peer);
+    }
+    *go_dev = all_dev;
+    return MPI_SUCCESS;
+}
+
+/* Only where the native path decides at once: the resident kernel may take
+ * these from a set-up engine, and the entry points route nothing else to
+ * the GPU before it (hierarchy calls need several nodes, no board). */
+static int gpu_kind_may_defer(const mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
+{
+    if (NULL == a || 0 != m->kq || MCA_COLL_GPU_BOOT_READY != m->boot || NULL == m->engine) {
+        return 0;
+    }
+    return MCA_COLL_GPU_ARGS_ALLREDUCE == a->kind || MCA_COLL_GPU_ARGS_ALLGATHER == a->kind ||
+           MCA_COLL_GPU_ARGS_ALLTOALL == a->kind ||
+           MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK == a->kind;
+}
+
+int mca_coll_gpu_kind_settle(mca_coll_gpu_module_t *m, const char *what, int *go_dev)
+{
+    if (!m->kdefer) {
+        return MPI_SUCCESS;
+    }
+    m->kdefer = 0;
+    return gpu_kind_wait_all(m, m->kcall, what, go_dev);
+}
+
+static gpu_status_t gpu_kind_engine_peek(void *ctx, int *all_dev)
+{
+    mca_coll_gpu_module_t *m = ctx;
+    int peer = -1;
+    const gpu_status_t st = mca_coll_gpu_kind_peek(m, m->kcall, all_dev, &peer);
+    if (GPU_OK != st && GPU_INPROGRESS != st) {
+        m->kfail_peer = peer;
+    }
+    return st;
+}
+
+static gpu_status_t gpu_kind_engine_settle(void *ctx, int *all_dev)
+{
+    mca_coll_gpu_module_t *m = ctx;
+    gpu_kind_wait_t w = { 0.0, 0 };
+    gpu_status_t st;
+    int peer = -1;
+
+    m->kdefer = 0;
+    while (GPU_INPROGRESS == (st = mca_coll_gpu_kind_peek(m, m->kcall, all_dev, &peer))) {
+        if (!gpu_kind_wait_more(&w)) {
+            st = GPU_ERR_TIMEOUT;
+            break;
+        }
+    }
+    if (GPU_OK != st) {
+        m->kfail_peer = peer;
+    }
+    return st;
+}
+
+static const gpu_engine_kind_ops_t gpu_kind_engine_ops = {
+    .peek = gpu_kind_engine_peek,
+    .settle = gpu_kind_engine_settle,
+};
+
+void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before)
+{
+    if (NULL != m->kpost.slot && NULL != m->engine) {
+        gpu_engine_kind_call(m->engine, m->kcall,
+                             before && m->kdefer ? &gpu_kind_engine_ops : NULL, m);
+    }
+    m->kdefer = 0;
+}
+
 int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
                             const char *what, const mca_coll_gpu_args_t *a, int *go_dev)
 {
@@ -221,6 +312,7 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **
     int all_dev, peer = -1, ret;
 
     *go_dev = dev;
+    m->kdefer = 0;
     if (m->kskip) {
         /* a re-issued call: it posted when it was started */
         m->kskip = 0;
@@ -240,6 +332,7 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **
         }
     }
     call = gpu_kind_post(&m->kpost, kind);
+    m->kcall = call;
     if (NULL != req) {
         /* a host call with nothing queued starts now: the fast path of a
          * host-buffer program; a device call starts now when its peers
@@ -269,18 +362,11 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **
     if (!dev) {
         return MPI_SUCCESS;
     }
-    for (;;) {
-        st = mca_coll_gpu_kind_peek(m, call, &all_dev, &peer);
-        if (GPU_INPROGRESS != st) {
-            break;
-        }
-        if (!gpu_kind_wait_more(&w)) {
-            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, peer);
-        }
+    if (gpu_kind_may_defer(m, a)) {
+        /* no wait on the fast path: the engine asks while its kernel runs
+         * (mca_coll_gpu_kind_engine), or settles first where it cannot */
+        m->kdefer = 1;
+        return MPI_SUCCESS;
     }
-    if (GPU_OK != st) {
-        return mca_coll_gpu_error(m->comm->c_name, what, st, peer);
-    }
-    *go_dev = all_dev;
-    return MPI_SUCCESS;
+    return gpu_kind_wait_all(m, call, what, go_dev);
 }

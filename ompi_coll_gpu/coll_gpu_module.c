@@ -110,6 +110,9 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->kpost.slot = NULL;
     m->kpeer = NULL;
     m->kskip = 0;
+    m->kcall = 0;
+    m->kdefer = 0;
+    m->kfail_peer = -1;
     m->kq = 0;
     m->kforce = -1;
     m->kreissue = NULL;
@@ -328,6 +331,11 @@ int mca_coll_gpu_failed_peer(mca_coll_gpu_module_t *m, gpu_status_t st)
 {
     if (GPU_ERR_TIMEOUT != st) {
         return -1;
+    }
+    if (m->kfail_peer >= 0) {
+        const int q = m->kfail_peer;   /* the engine asked for kinds in vain */
+        m->kfail_peer = -1;
+        return q;
     }
     return m->fail_timeout ? m->fail_peer : gpu_engine_failed_peer(m->engine);
 }

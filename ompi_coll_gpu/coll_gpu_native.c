@@ -109,12 +109,14 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
     } else {
         mca_coll_gpu_trace_begin(&trace, call->what, 0, "");
     }
+    mca_coll_gpu_kind_engine(m, 1);
     if (NULL != call->plan) {
         st = gpu_engine_xchg(m->engine, call->what, call->plan, call->op, call->dt, er);
     } else {
         st = gpu_engine_allreduce(m->engine, call->in, call->out, call->count, call->op, call->dt,
                                   er);
     }
+    mca_coll_gpu_kind_engine(m, 0);
     if (NULL != r) {
         mca_coll_gpu_trace_started(&trace);
         mca_coll_gpu_request_commit(r, GPU_OK == st, &trace);

@@ -422,6 +422,32 @@ int main(int argc, char **argv)
              "collectives, %zu B", rounds, n * 4);
     record(0 == bad, what);
     MPI_Comm_free(&c);
+    /* blocking, a host rank late: on a communicator whose GPU engine is up
+     * the device ranks' resident kernel starts before the kinds are known
+     * and must drop the call once the late rank posts "host"; all-device
+     * rounds in between must find the LL sequences still agreed */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    bad = run_all(c, K_DEV, K_DEV, n, 1);
+    for (int it = 0; it < (big ? 4 : 3 * wsize); ++it) {
+        static const int sym[4] = { C_ALLREDUCE, C_ALLGATHER, C_ALLTOALL, C_RSB };
+        const int host = it % wsize, k = sym[it % 4];
+        for (int dev_round = 0; dev_round < 2; ++dev_round) {
+            const int kk = dev_round || wrank != host ? K_DEV : K_HOST;
+            float *s, *r;
+            prepare(k, kk, kk, n, 16 * it + 13 + dev_round, 0, &s, &r);
+            if (!dev_round && wrank == host) {
+                const struct timespec ms = { 0, 3000000 };
+                nanosleep(&ms, NULL);
+            }
+            start(k, s, r, n, 0, c, NULL);
+            bad += finish(k, kk, kk, n, 16 * it + 13 + dev_round, 0, s, r);
+        }
+    }
+    snprintf(what, sizeof(what), "blocking allreduce, allgather, alltoall, reduce_scatter_block "
+             "with one rank host and 3 ms late in turn, each followed by an all-device call, "
+             "%zu B", n * 4);
+    record(0 == bad, what);
+    MPI_Comm_free(&c);
     /* nonblocking: each pattern, the ranks late in turns */
     for (int p = 0; p < NPAT; ++p) {
         int sk, rk;

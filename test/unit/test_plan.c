@@ -750,6 +750,29 @@ static void test_ll_slots(void)
     }
     slot_call(&s, &p, 3, 8, wb);
     CHECK(1 == wb[1], "root of call 2 heard nothing: waits for call 1's reader");
+    /* sequences that skip (calls numbered by the kind board, host calls between):
+     * the call before may share the slot's parity and be its last write,
+     * so it proves nothing about its own lines */
+    memset(&s, 0, sizeof(s));
+    slot_call(&s, &p, 4, 8, wb);
+    ws = slot_call(&s, &p, 8, 8, wb);
+    CHECK(1 == wb[1] && 4 == ws, "call 8 after 4 (same slot): waits for 4's reader (%d)", wb[1]);
+    ws = slot_call(&s, &p, 13, 8, wb);
+    CHECK(0 == wb[1] && 0 == ws, "call 13: first use of the odd slot");
+    ws = slot_call(&s, &p, 16, 8, wb);
+    CHECK(0 == wb[1] && 8 == ws, "call 16 after 13: 13 proved 8 read (%d)", wb[1]);
+    /* a dropped call: its lines may never be read; the slot's call before
+     * it is waited for again, and it proves nothing */
+    memset(&s, 0, sizeof(s));
+    slot_call(&s, &p, 4, 8, wb);
+    slot_call(&s, &p, 5, 8, wb);
+    slot_call(&s, &p, 8, 8, wb);
+    gpu_plan_ll_slots_drop(&s, &p, 0, 2);
+    ws = slot_call(&s, &p, 12, 8, wb);
+    CHECK(1 == wb[1] && 4 == ws, "after dropped call 8: call 12 waits for 4's reader (%llu, %d)",
+          ws, wb[1]);
+    ws = slot_call(&s, &p, 13, 8, wb);
+    CHECK(0 == wb[1] && 5 == ws, "call 13 after 12: 12 proved 5 read (%d)", wb[1]);
 }
 
 static void test_paced_refusals(void)
