@@ -83,6 +83,7 @@ static const size_t mca_coll_gpu_prev_modules[] = {
     offsetof(mca_coll_base_comm_coll_t, coll_neighbor_allgatherv_init_module),
     offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoall_init_module),
     offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoallv_init_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoallw_init_module),
 };
 #define GPU_NPREV (sizeof(mca_coll_gpu_prev_modules) / sizeof(mca_coll_gpu_prev_modules[0]))
 

@@ -22,6 +22,7 @@
 
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/topo/base/base.h"
 #include "ompi/request/request.h"
 
 typedef struct mca_coll_gpu_preq_t {
@@ -29,6 +30,8 @@ typedef struct mca_coll_gpu_preq_t {
     mca_coll_gpu_module_t *module;
     mca_coll_gpu_args_t args;
     ompi_request_t *round;           /* this start's nonblocking request */
+    struct ompi_datatype_t **wtypes; /* alltoallw forms: the per-peer types, retained */
+    int nwtypes;
     int user_freed;                  /* MPI_Request_free while active */
     struct mca_coll_gpu_preq_t *next;
 } mca_coll_gpu_preq_t;
@@ -41,6 +44,10 @@ static mca_coll_gpu_preq_t *gpu_preq_zombie;
 
 static void gpu_preq_release(mca_coll_gpu_preq_t *r)
 {
+    for (int i = 0; i < r->nwtypes; ++i) {
+        OBJ_RELEASE(r->wtypes[i]);
+    }
+    free(r->wtypes);
     if (NULL != r->args.sdtype) {
         OBJ_RELEASE(r->args.sdtype);
     }
@@ -238,6 +245,44 @@ static int gpu_preq_free(ompi_request_t **request)
     return OMPI_SUCCESS;
 }
 
+/* Alltoallw forms: MPI lets the application free the per-peer datatypes
+ * after *_init, so the request holds its own references (counts and
+ * displacements must stay as they are, like the buffers).  Sends go to the
+ * out-neighbors, receives come from the in-neighbors. */
+static int gpu_preq_own_types(mca_coll_gpu_preq_t *r, ompi_communicator_t *comm)
+{
+    mca_coll_gpu_args_t *a = &r->args;
+    int ns = ompi_comm_size(comm), nr = ns;
+    struct ompi_datatype_t **t;
+
+    if (MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLW == a->kind &&
+        OMPI_SUCCESS != mca_topo_base_neighbor_count(comm, &nr, &ns)) {
+        return MPI_ERR_TOPOLOGY;
+    }
+    if (MPI_IN_PLACE == a->sbuf) {
+        ns = 0;   /* the send types are ignored */
+    }
+    t = malloc(sizeof(*t) * (size_t) (ns + nr > 0 ? ns + nr : 1));
+    if (NULL == t) {
+        return MPI_ERR_NO_MEM;
+    }
+    for (int i = 0; i < ns; ++i) {
+        t[i] = a->sdtypes[i];
+        OBJ_RETAIN(t[i]);
+    }
+    for (int i = 0; i < nr; ++i) {
+        t[ns + i] = a->rdtypes[i];
+        OBJ_RETAIN(t[ns + i]);
+    }
+    if (ns > 0) {
+        a->sdtypes = t;
+    }
+    a->rdtypes = t + ns;
+    r->wtypes = t;
+    r->nwtypes = ns + nr;
+    return MPI_SUCCESS;
+}
+
 /* A persistent request over this module for the call in a. */
 static int gpu_preq_new(mca_coll_base_module_t *module, const mca_coll_gpu_args_t *a,
                         ompi_request_t **request)
@@ -248,10 +293,19 @@ static int gpu_preq_new(mca_coll_base_module_t *module, const mca_coll_gpu_args_
     if (NULL == r) {
         return MPI_ERR_NO_MEM;
     }
+    r->args = *a;
+    r->wtypes = NULL;
+    r->nwtypes = 0;
+    if (NULL != a->rdtypes) {
+        const int ret = gpu_preq_own_types(r, m->comm);
+        if (MPI_SUCCESS != ret) {
+            OBJ_RELEASE(r);
+            return ret;
+        }
+    }
     mca_coll_gpu_request_prepare(&r->super, m->comm, true);
     r->super.super.req_start = gpu_preq_start;
     r->super.super.req_free = gpu_preq_free;
-    r->args = *a;
     /* MPI lets the application free the datatypes and op after *_init */
     if (NULL != a->sdtype) {
         OBJ_RETAIN(a->sdtype);
@@ -534,10 +588,10 @@ static int gpu_scatterv_init(const void *sbuf, const int *scounts, const int *di
 }
 
 /*
- * Alltoallw_init stays with the previous module on host buffers; on device
- * buffers it is refused (MPI_ERR_UNSUPPORTED_OPERATION, through the
- * communicator's error handler) rather than crashing at MPI_Start: its
- * per-peer datatypes would need a request that owns n datatypes.
+ * Alltoallw_init: ours wherever ranks may mix memory kinds or a buffer is
+ * device memory (each round runs our nonblocking form: libnbc on host
+ * copies for device buffers, counted and in call order for host ones);
+ * elsewhere the previous module's.  The request keeps the per-peer types.
  */
 static int gpu_alltoallw_init(const void *sbuf, const int *scounts, const int *sdispls,
                               struct ompi_datatype_t *const *sdtypes, void *rbuf,
@@ -546,15 +600,16 @@ static int gpu_alltoallw_init(const void *sbuf, const int *scounts, const int *s
                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    /* host buffers: the previous module's request on every rank (a device
-     * rank gets the error below), so the rounds match uncounted */
-    if (!gpu_pdev(sbuf, rbuf)) {
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLW, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                                    .rdtypes = rdtypes };
+    if (gpu_prev_takes(module, sbuf, rbuf)) {
         return GPU_M(module)->prev.coll_alltoallw_init(
             sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm, info,
             request, GPU_M(module)->prev.coll_alltoallw_init_module);
     }
-    mca_coll_gpu_show_help("persistent-alltoallw", comm->c_name);
-    return MPI_ERR_UNSUPPORTED_OPERATION;
+    return gpu_preq_new(module, &a, request);
 }
 
 /*
@@ -656,6 +711,27 @@ static int gpu_neighbor_alltoallv_init(const void *sbuf, const int *scounts, con
     return gpu_preq_new(module, &a, request);
 }
 
+static int gpu_neighbor_alltoallw_init(const void *sbuf, const int *scounts,
+                                       const MPI_Aint *sdispls,
+                                       struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                       const int *rcounts, const MPI_Aint *rdispls,
+                                       struct ompi_datatype_t *const *rdtypes,
+                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                       ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLW, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls_w = sdispls, .sdtypes = sdtypes,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls_w = rdispls,
+                                    .rdtypes = rdtypes };
+    if (gpu_pdev(sbuf, rbuf) ||
+        !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_alltoallw)) {
+        return GPU_M(module)->prev.coll_neighbor_alltoallw_init(
+            sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm, info, request,
+            GPU_M(module)->prev.coll_neighbor_alltoallw_init_module);
+    }
+    return gpu_preq_new(module, &a, request);
+}
+
 /* Device calls run through our nonblocking entry points; host calls need
  * the module below us: where none provides one, leave the call to it */
 void mca_coll_gpu_persistent_enable(mca_coll_gpu_module_t *m)
@@ -683,6 +759,7 @@ void mca_coll_gpu_persistent_enable(mca_coll_gpu_module_t *m)
     if (NULL == p->coll_neighbor_allgatherv_init) s->coll_neighbor_allgatherv_init = NULL;
     if (NULL == p->coll_neighbor_alltoall_init) s->coll_neighbor_alltoall_init = NULL;
     if (NULL == p->coll_neighbor_alltoallv_init) s->coll_neighbor_alltoallv_init = NULL;
+    if (NULL == p->coll_neighbor_alltoallw_init) s->coll_neighbor_alltoallw_init = NULL;
 }
 
 void mca_coll_gpu_install_persistent(mca_coll_gpu_module_t *m)
@@ -708,4 +785,5 @@ void mca_coll_gpu_install_persistent(mca_coll_gpu_module_t *m)
     m->super.coll_neighbor_allgatherv_init = gpu_neighbor_allgatherv_init;
     m->super.coll_neighbor_alltoall_init = gpu_neighbor_alltoall_init;
     m->super.coll_neighbor_alltoallv_init = gpu_neighbor_alltoallv_init;
+    m->super.coll_neighbor_alltoallw_init = gpu_neighbor_alltoallw_init;
 }

@@ -22,6 +22,7 @@
 #define MPIX_Alltoallw_init MPI_Alltoallw_init
 #define MPIX_Neighbor_allgather_init MPI_Neighbor_allgather_init
 #define MPIX_Neighbor_alltoall_init MPI_Neighbor_alltoall_init
+#define MPIX_Neighbor_alltoallw_init MPI_Neighbor_alltoallw_init
 #else
 #include <mpi-ext.h>
 #endif

@@ -357,6 +357,62 @@ static long run_neighbor(MPI_Comm ring, int sk, int rk, size_t n, int t, int lat
     return bad;
 }
 
+/* Behind a queued call as above: persistent alltoallw and neighbor
+ * alltoallw on host buffers, created and started after the mixed-kind
+ * iallreduce (libnbc's own requests would take their tags at init, ahead
+ * of the call an early device rank has queued).  Their types are a
+ * contiguous int freed right after init: the requests must keep them. */
+static long run_persistent_w(MPI_Comm ring, int sk, int rk, size_t n, int t, int late)
+{
+    int *sw = malloc(sizeof(int) * (size_t) wsize), *rw = malloc(sizeof(int) * (size_t) wsize);
+    int *ones = malloc(sizeof(int) * (size_t) wsize), *dis = malloc(sizeof(int) * (size_t) wsize);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t) wsize), ty, nty[2];
+    const MPI_Aint ndis[2] = { 0, (MPI_Aint) sizeof(int) };
+    int me, left, right, nout[2], nin[2] = { -1, -1 }, none[2] = { 1, 1 };
+    MPI_Request req[3];
+    float *s, *r;
+    long bad = 0;
+
+    MPI_Comm_rank(ring, &me);
+    MPI_Cart_shift(ring, 0, 1, &left, &right);
+    MPI_Type_contiguous(1, MPI_INT, &ty);
+    MPI_Type_commit(&ty);
+    for (int q = 0; q < wsize; ++q) {
+        ones[q] = 1;
+        dis[q] = (int) sizeof(int) * q;
+        types[q] = ty;
+        sw[q] = 1000 * me + 10 * q + t;
+        rw[q] = -1;
+    }
+    nty[0] = nty[1] = ty;
+    nout[0] = nout[1] = 2000 * me + t;   /* both ways alike (see run_neighbor) */
+    prepare(C_ALLREDUCE, sk, rk, n, t, 0, &s, &r);
+    if (wrank == late) {
+        struct timespec ts = { 0, 3000000 };
+        nanosleep(&ts, NULL);
+    }
+    start(C_ALLREDUCE, s, r, n, 0, ring, &req[0]);
+    MPIX_Alltoallw_init(sw, ones, dis, types, rw, ones, dis, types, ring, MPI_INFO_NULL, &req[1]);
+    MPIX_Neighbor_alltoallw_init(nout, none, ndis, nty, nin, none, ndis, nty, ring, MPI_INFO_NULL,
+                                 &req[2]);
+    MPI_Type_free(&ty);
+    MPI_Startall(2, &req[1]);
+    MPI_Waitall(3, req, MPI_STATUSES_IGNORE);
+    for (int q = 0; q < wsize; ++q) {
+        bad += rw[q] != 1000 * q + 10 * me + t;
+    }
+    bad += nin[0] != 2000 * left + t || nin[1] != 2000 * right + t;
+    bad += finish(C_ALLREDUCE, sk, rk, n, t, 0, s, r);
+    MPI_Request_free(&req[1]);
+    MPI_Request_free(&req[2]);
+    free(sw);
+    free(rw);
+    free(ones);
+    free(dis);
+    free(types);
+    return bad;
+}
+
 /* pattern p: this rank's send and receive kinds */
 #define NPAT 6
 static const char *pname[NPAT] = {
@@ -506,6 +562,14 @@ int main(int argc, char **argv)
             snprintf(what, sizeof(what), "iallreduce then host ineighbor_allgather and "
                      "ineighbor_alltoall on a ring: %s, each rank late in turn, %zu B",
                      pname[p], n * 4);
+            record(0 == bad, what);
+            bad = 0;
+            for (int late = 0; late < wsize; ++late) {
+                bad += run_persistent_w(ring, sk, rk, n, 16 * p + late + 3, late);
+            }
+            snprintf(what, sizeof(what), "iallreduce then host persistent alltoallw and "
+                     "neighbor_alltoallw created and started on a ring: %s, each rank late in "
+                     "turn, types freed after init, %zu B", pname[p], n * 4);
             record(0 == bad, what);
         }
         MPI_Comm_free(&ring);
