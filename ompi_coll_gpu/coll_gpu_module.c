@@ -227,10 +227,15 @@ static int mca_coll_gpu_cpu_readable(const void *buf)
  */
 #define GPU_HOST_SEEN 256
 static uintptr_t mca_coll_gpu_host_seen[GPU_HOST_SEEN];
+static uintptr_t mca_coll_gpu_host_last[GPU_HOST_SEEN / 2];   /* per pair of ways */
 
+/* Every byte address counts: a program's send and receive buffers are
+ * often two small mallocs in one cache line, and a hash of the line alone
+ * gave them one slot, so each call asked the driver twice (cheap without a
+ * CUDA context, not without one). */
 static size_t mca_coll_gpu_host_slot(uintptr_t a)
 {
-    return (size_t) ((a >> 6) ^ (a >> 14) ^ (a >> 22)) & (GPU_HOST_SEEN - 1);
+    return (size_t) (((uint64_t) a * 0x9e3779b97f4a7c15ull) >> 56) & (GPU_HOST_SEEN - 1);
 }
 
 int mca_coll_gpu_is_device(const void *buf)
@@ -241,13 +246,18 @@ int mca_coll_gpu_is_device(const void *buf)
     if (MPI_IN_PLACE == buf || NULL == buf) {
         return 0;
     }
-    if (mca_coll_gpu_host_seen[mca_coll_gpu_host_slot(a)] == a) {
-        return 0;
+    const size_t h = mca_coll_gpu_host_slot(a);
+    if (mca_coll_gpu_host_seen[h] == a || mca_coll_gpu_host_seen[h ^ 1] == a) {
+        return 0;   /* two ways: two buffers of one call never push each other out */
     }
     kind = gpu_drv_mem_kind(buf, NULL, MCA_COLL_GPU_ORDER_FIRST_USE ==
                             mca_coll_gpu_component.stream_order ? &marked : NULL);
     if (GPU_MEM_HOST == kind) {
-        mca_coll_gpu_host_seen[mca_coll_gpu_host_slot(a)] = a;
+        /* the way not used last for this set: a pair alternating here
+         * keeps both */
+        const size_t w = mca_coll_gpu_host_seen[h] == mca_coll_gpu_host_last[h >> 1] ? h ^ 1 : h;
+        mca_coll_gpu_host_seen[w] = a;
+        mca_coll_gpu_host_last[h >> 1] = a;
         return 0;
     }
     if (GPU_MEM_BROKEN == kind) {

@@ -6,7 +6,8 @@
 # reliability suite, and the device fast path before/after alternating
 # (OLD: build of c876f37, NEW: this one), 8 B - 4 KiB.
 #   WHERE=x2: a GPU per rank (2 GPUs); mps: 2 and 4 ranks share GPU 0 under
-#   MPS; plain: they share it without MPS.
+#   MPS; plain: they share it without MPS; ab: 2 GPUs, only the before/after
+#   figures, 6 rounds, and the host-buffer 8 B allreduce (new, old, no coll/gpu).
 # GPU host: . .gpuhost/setup.sh && WHERE=x2 bash docs/results/scripts/kind_guess_gpu.sh $OUT
 set -u
 OUT=$1; NEW=${NEW:-$(pwd)/gnew}; OLD=${OLD:-$(pwd)/gcarry}; WHERE=${WHERE:-x2}
@@ -20,6 +21,28 @@ case $WHERE in
 esac
 NP="2 4"; [ $WHERE = x2 ] && NP=2
 M="mpirun --oversubscribe --bind-to none $X"
+if [ $WHERE = ab ]; then
+  {
+    echo "== device allreduce on 2 GPUs, old (c876f37) and new alternating, np 2 (us)"
+    for round in 1 2 3 4 5 6; do
+      for v in old new; do
+        [ $v = old ] && d=$OLD || d=$NEW
+        echo "-- $v round $round"
+        OMPI_MCA_mca_base_component_path=$base:$d/.libs timeout 60 $M -np 2 \
+          "$d/test/bench/gpucoll_bench" -c allreduce -b 8 -e 4096 -r 3 --no-nccl 2>&1 | grep -v "^#"
+      done
+    done
+    echo "== host-buffer allreduce 8 B, 2 ranks: new, old, no coll/gpu (medians of 7 x 50000)"
+    for round in 1 2 3; do
+      for sel in new old none; do
+        case $sel in new) p=$base:$NEW/.libs; x="";; old) p=$base:$OLD/.libs; x="";; none) p=$base; x="--mca coll ^gpu";; esac
+        echo "-- round $round $sel: $(OMPI_MCA_mca_base_component_path=$p timeout 60 $M -np 2 $x \
+          "$NEW/test/bench/host_allreduce_lat" -s 8 -n 50000 -r 7 2>&1 | tail -1)"
+      done
+    done
+  } 2>&1 | tee "$OUT/kind_guess_ab.log"
+  exit 0
+fi
 {
   echo "== $WHERE: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-all}"
   for np in $NP; do
