@@ -231,8 +231,7 @@ static uintptr_t mca_coll_gpu_host_last[GPU_HOST_SEEN / 2];   /* per pair of way
 
 /* Every byte address counts: a program's send and receive buffers are
  * often two small mallocs in one cache line, and a hash of the line alone
- * gave them one slot, so each call asked the driver twice (cheap without a
- * CUDA context, not without one). */
+ * gave them one slot, so each call asked the driver twice. */
 static size_t mca_coll_gpu_host_slot(uintptr_t a)
 {
     return (size_t) (((uint64_t) a * 0x9e3779b97f4a7c15ull) >> 56) & (GPU_HOST_SEEN - 1);
