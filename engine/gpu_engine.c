@@ -120,6 +120,13 @@ void gpu_engine_kind_call(gpu_engine_comm_t *c, unsigned long long call,
     c->kind_ctx = ctx;
 }
 
+void gpu_engine_kind_clear(gpu_engine_comm_t *c)
+{
+    c->pk_call_seq = 0;
+    c->kind_ops = NULL;
+    c->kind_ctx = NULL;
+}
+
 gpu_status_t gpu_engine_kind_settle(gpu_engine_comm_t *c)
 {
     const gpu_engine_kind_ops_t *ops = c->kind_ops;

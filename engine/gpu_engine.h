@@ -202,6 +202,8 @@ typedef struct {
 } gpu_engine_kind_ops_t;
 void gpu_engine_kind_call(gpu_engine_comm_t *comm, unsigned long long call,
                           const gpu_engine_kind_ops_t *ops, void *ctx);
+/* After the call: forget its number and ops. */
+void gpu_engine_kind_clear(gpu_engine_comm_t *comm);
 
 #ifdef __cplusplus
 }

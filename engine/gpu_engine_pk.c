@@ -283,8 +283,9 @@ static gpu_status_t gpu_pk_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what,
                     return gpu_pk_drop(c, what, plan, d);
                 }
             } else if (GPU_INPROGRESS != st) {
+                /* the board cannot say: the call must not run on here */
                 c->kind_ops = NULL;
-                gpu_engine_pk_park(c);
+                (void) gpu_pk_drop(c, what, plan, d);
                 return st;
             }
         }
@@ -384,6 +385,7 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     const int busy = gpu_plan_ll_busy_blocks(plan, c->rank, c->nranks, c->pk_blocks, c->pk_piece);
     /* numbered by the caller where ranks may skip calls (gpu_engine_kind_call) */
     const unsigned long long seq = 0 != c->pk_call_seq ? c->pk_call_seq : c->pk_seq + 1;
+    c->pk_call_seq = 0;   /* one engine call per number: never reused */
     const unsigned epoch = (unsigned) (seq >> 30);
     gpu_ll_cmd_info_t info = { .cmd = GPU_LL_CMD_WORK, .op = op, .dt = dt, .seq = seq, .busy = busy, .wait_seq = wait_seq,
                                .wait_blocks = wait_blocks };

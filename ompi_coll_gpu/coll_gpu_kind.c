@@ -296,8 +296,11 @@ static const gpu_engine_kind_ops_t gpu_kind_engine_ops = {
 void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before)
 {
     if (NULL != m->kpost.slot && NULL != m->engine) {
-        gpu_engine_kind_call(m->engine, m->kcall,
-                             before && m->kdefer ? &gpu_kind_engine_ops : NULL, m);
+        if (before) {
+            gpu_engine_kind_call(m->engine, m->kcall, m->kdefer ? &gpu_kind_engine_ops : NULL, m);
+        } else {
+            gpu_engine_kind_clear(m->engine);
+        }
     }
     m->kdefer = 0;
 }
