@@ -19,11 +19,16 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
     const int rdev = mca_coll_gpu_is_device(rbuf);
     const int sdev = in_place ? rdev : mca_coll_gpu_is_device(sbuf);
     mca_coll_gpu_call_t call = { .what = "allreduce", .plan = NULL };
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf,
-                                     .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op };
     int ret, ran = 0, go_dev;
 
-    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, "allreduce", &a, &go_dev);
+    mca_coll_gpu_args_t a;   /* only where agree may keep it (coll_gpu.h) */
+    const int need_args = NULL != req || rdev || sdev;
+    if (need_args) {
+        a = (mca_coll_gpu_args_t) { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf,
+                                    .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op };
+    }
+    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, "allreduce", need_args ? &a : NULL,
+                                  &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }

@@ -183,10 +183,13 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
     const int dev = mca_coll_gpu_is_device(buf);
     int ret, ran = 0, go_dev;
 
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
-        .rdtype = dt, .root = root };
-
-    ret = mca_coll_gpu_kind_agree(m, dev, req, "bcast", &a, &go_dev);
+    mca_coll_gpu_args_t a;   /* only where agree may keep it (coll_gpu.h) */
+    const int need_args = NULL != req || dev;
+    if (need_args) {
+        a = (mca_coll_gpu_args_t) { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
+            .rdtype = dt, .root = root };
+    }
+    ret = mca_coll_gpu_kind_agree(m, dev, req, "bcast", need_args ? &a : NULL, &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }
@@ -235,17 +238,20 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
     const int n = ompi_comm_size(comm);
     const int rdev = mca_coll_gpu_is_device(rbuf);
     const int sdev = in_place ? rdev : mca_coll_gpu_is_device(sbuf);
-    mca_coll_gpu_geom_t sg, rg;
+    mca_coll_gpu_geom_t sg = { 0 }, rg = { 0 };   /* set where used; gcc cannot see it */
     gpu_xchg_plan_t plan;
     size_t len[GPU_MAX_PEERS], displ[GPU_MAX_PEERS];
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    const mca_coll_gpu_args_t a = {
-        .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLGATHER : MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf,
-        .scount = scount, .sdtype = sdt, .rbuf = rbuf, .rcount = rcount,
-        .rcounts = rcounts, .rdispls = displs, .rdtype = rdt };
-
-    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "allgather" : "allgatherv", &a, &go_dev);
+    mca_coll_gpu_args_t a;   /* only where agree may keep it (coll_gpu.h) */
+    const int need_args = NULL != req || rdev || sdev;
+    if (need_args) {
+        a = (mca_coll_gpu_args_t) {
+            .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLGATHER : MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf,
+            .scount = scount, .sdtype = sdt, .rbuf = rbuf, .rcount = rcount,
+            .rcounts = rcounts, .rdispls = displs, .rdtype = rdt };
+    }
+    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "allgather" : "allgatherv", need_args ? &a : NULL, &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }
@@ -306,18 +312,21 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
     const int in_place = MPI_IN_PLACE == sbuf, n = ompi_comm_size(comm);
     const int rdev = mca_coll_gpu_is_device(rbuf);
     const int sdev = in_place ? rdev : mca_coll_gpu_is_device(sbuf);
-    mca_coll_gpu_geom_t sg, rg;
+    mca_coll_gpu_geom_t sg = { 0 }, rg = { 0 };   /* set where used; gcc cannot see it */
     gpu_xchg_plan_t plan;
     size_t sl[GPU_MAX_PEERS], sd[GPU_MAX_PEERS], rl[GPU_MAX_PEERS], rd[GPU_MAX_PEERS];
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    const mca_coll_gpu_args_t a = {
-        .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLTOALL : MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf,
-        .scount = scount, .scounts = scounts, .sdispls = sdispls, .sdtype = sdt,
-        .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts, .rdispls = rdispls,
-        .rdtype = rdt };
-
-    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "alltoall" : "alltoallv", &a, &go_dev);
+    mca_coll_gpu_args_t a;   /* only where agree may keep it (coll_gpu.h) */
+    const int need_args = NULL != req || rdev || sdev;
+    if (need_args) {
+        a = (mca_coll_gpu_args_t) {
+            .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_ALLTOALL : MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf,
+            .scount = scount, .scounts = scounts, .sdispls = sdispls, .sdtype = sdt,
+            .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts, .rdispls = rdispls,
+            .rdtype = rdt };
+    }
+    ret = mca_coll_gpu_kind_agree(m, rdev && sdev, req, NULL == rcounts ? "alltoall" : "alltoallv", need_args ? &a : NULL, &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }
@@ -374,17 +383,20 @@ static int gpu_gather_any(const void *sbuf, int scount, struct ompi_datatype_t *
     const int in_place = is_root && MPI_IN_PLACE == sbuf;
     const int rdev = is_root && mca_coll_gpu_is_device(rbuf);
     const int sdev = in_place ? rdev : mca_coll_gpu_is_device(sbuf);
-    mca_coll_gpu_geom_t sg, rg;
+    mca_coll_gpu_geom_t sg = { 0 }, rg = { 0 };   /* set where used; gcc cannot see it */
     gpu_xchg_plan_t plan;
     size_t len[GPU_MAX_PEERS] = { 0 }, displ[GPU_MAX_PEERS] = { 0 };
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    const mca_coll_gpu_args_t a = {
-        .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_GATHER : MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .scount = scount,
-        .sdtype = sdt, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
-        .rdispls = displs, .rdtype = rdt, .root = root };
-
-    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, NULL == rcounts ? "gather" : "gatherv", &a, &go_dev);
+    mca_coll_gpu_args_t a;   /* only where agree may keep it (coll_gpu.h) */
+    const int need_args = NULL != req || rdev || sdev;
+    if (need_args) {
+        a = (mca_coll_gpu_args_t) {
+            .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_GATHER : MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .scount = scount,
+            .sdtype = sdt, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
+            .rdispls = displs, .rdtype = rdt, .root = root };
+    }
+    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, NULL == rcounts ? "gather" : "gatherv", need_args ? &a : NULL, &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }
@@ -438,17 +450,20 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
     const int in_place = is_root && MPI_IN_PLACE == rbuf;
     const int sdev = is_root && mca_coll_gpu_is_device(sbuf);
     const int rdev = in_place ? sdev : mca_coll_gpu_is_device(rbuf);
-    mca_coll_gpu_geom_t sg, rg;
+    mca_coll_gpu_geom_t sg = { 0 }, rg = { 0 };   /* set where used; gcc cannot see it */
     gpu_xchg_plan_t plan;
     size_t len[GPU_MAX_PEERS] = { 0 }, displ[GPU_MAX_PEERS] = { 0 };
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    const mca_coll_gpu_args_t a = {
-        .kind = NULL == scounts ? MCA_COLL_GPU_ARGS_SCATTER : MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf,
-        .scount = scount, .scounts = scounts, .sdispls = displs, .sdtype = sdt,
-        .rbuf = rbuf, .rcount = rcount, .rdtype = rdt, .root = root };
-
-    ret = mca_coll_gpu_kind_agree(m, rdev && (sdev || !is_root), req, NULL == scounts ? "scatter" : "scatterv", &a, &go_dev);
+    mca_coll_gpu_args_t a;   /* only where agree may keep it (coll_gpu.h) */
+    const int need_args = NULL != req || rdev || sdev;
+    if (need_args) {
+        a = (mca_coll_gpu_args_t) {
+            .kind = NULL == scounts ? MCA_COLL_GPU_ARGS_SCATTER : MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf,
+            .scount = scount, .scounts = scounts, .sdispls = displs, .sdtype = sdt,
+            .rbuf = rbuf, .rcount = rcount, .rdtype = rdt, .root = root };
+    }
+    ret = mca_coll_gpu_kind_agree(m, rdev && (sdev || !is_root), req, NULL == scounts ? "scatter" : "scatterv", need_args ? &a : NULL, &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }

@@ -37,11 +37,14 @@ static int gpu_reduce_any(const void *sbuf, void *rbuf, int count, struct ompi_d
     gpu_op_t gop;
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
-        .rcount = count, .rdtype = dtype, .op = op,
-        .root = root };
-
-    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, "reduce", &a, &go_dev);
+    mca_coll_gpu_args_t a;   /* only where agree may keep it (coll_gpu.h) */
+    const int need_args = NULL != req || rdev || sdev;
+    if (need_args) {
+        a = (mca_coll_gpu_args_t) { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
+            .rcount = count, .rdtype = dtype, .op = op,
+            .root = root };
+    }
+    ret = mca_coll_gpu_kind_agree(m, sdev && (rdev || !is_root), req, "reduce", need_args ? &a : NULL, &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }
@@ -90,11 +93,14 @@ static int gpu_scan_any(const void *sbuf, void *rbuf, int count, struct ompi_dat
     gpu_op_t gop;
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    const mca_coll_gpu_args_t a = { .kind = exclusive ? MCA_COLL_GPU_ARGS_EXSCAN : MCA_COLL_GPU_ARGS_SCAN,
-        .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
-        .rdtype = dtype, .op = op };
-
-    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, exclusive ? "exscan" : "scan", &a, &go_dev);
+    mca_coll_gpu_args_t a;   /* only where agree may keep it (coll_gpu.h) */
+    const int need_args = NULL != req || rdev || sdev;
+    if (need_args) {
+        a = (mca_coll_gpu_args_t) { .kind = exclusive ? MCA_COLL_GPU_ARGS_EXSCAN : MCA_COLL_GPU_ARGS_SCAN,
+            .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
+            .rdtype = dtype, .op = op };
+    }
+    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, exclusive ? "exscan" : "scan", need_args ? &a : NULL, &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }
@@ -145,12 +151,15 @@ static int gpu_reduce_scatter_any(const void *sbuf, void *rbuf, int rcount, cons
     gpu_op_t gop;
     int ret = MPI_SUCCESS, ran = 0, go_dev;
 
-    const mca_coll_gpu_args_t a = {
-        .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK : MCA_COLL_GPU_ARGS_REDUCE_SCATTER,
-        .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
-        .rdtype = dtype, .op = op };
-
-    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, NULL == rcounts ? "reduce_scatter_block" : "reduce_scatter", &a, &go_dev);
+    mca_coll_gpu_args_t a;   /* only where agree may keep it (coll_gpu.h) */
+    const int need_args = NULL != req || rdev || sdev;
+    if (need_args) {
+        a = (mca_coll_gpu_args_t) {
+            .kind = NULL == rcounts ? MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK : MCA_COLL_GPU_ARGS_REDUCE_SCATTER,
+            .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount, .rcounts = rcounts,
+            .rdtype = dtype, .op = op };
+    }
+    ret = mca_coll_gpu_kind_agree(m, sdev && rdev, req, NULL == rcounts ? "reduce_scatter_block" : "reduce_scatter", need_args ? &a : NULL, &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }

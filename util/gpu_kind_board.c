@@ -173,11 +173,6 @@ gpu_kind_slot_t *gpu_kind_slot_find(gpu_kind_board_t *b, uint64_t key)
     return NULL;
 }
 
-int gpu_kind_full(const gpu_kind_post_t *w, int kind)
-{
-    return kind != w->kind && w->slot->nchg >= GPU_KIND_CHANGES;
-}
-
 int gpu_kind_room(const gpu_kind_post_t *w, uint64_t min_reader_pub)
 {
     /* the point to drop is needed by a reader of a call before the next
@@ -185,20 +180,6 @@ int gpu_kind_room(const gpu_kind_post_t *w, uint64_t min_reader_pub)
     const gpu_kind_slot_t *s = w->slot;
     const uint64_t next = s->chg[(s->nchg - GPU_KIND_CHANGES + 1) % GPU_KIND_CHANGES] >> 1;
     return min_reader_pub >= next + 1;
-}
-
-uint64_t gpu_kind_post(gpu_kind_post_t *w, int kind)
-{
-    gpu_kind_slot_t *s = w->slot;
-    const uint64_t call = w->calls++;
-    if (kind != w->kind) {
-        const uint64_t n = s->nchg;
-        s->chg[n % GPU_KIND_CHANGES] = call << 1 | (uint64_t) kind;
-        __atomic_store_n(&s->nchg, n + 1, __ATOMIC_RELEASE);
-        w->kind = kind;
-    }
-    __atomic_store_n(&s->pub, call + 1, __ATOMIC_RELEASE);
-    return call;
 }
 
 gpu_status_t gpu_kind_read(const gpu_kind_slot_t *s, uint64_t call, int *kind)

@@ -83,9 +83,25 @@ gpu_kind_slot_t *gpu_kind_slot_find(gpu_kind_board_t *b, uint64_t key);
 
 /* Post this call's kind; returns its number.  A change of kind records a
  * change point: when gpu_kind_full says the points are all kept, first wait
- * for gpu_kind_room. */
-uint64_t gpu_kind_post(gpu_kind_post_t *w, int kind);
-int gpu_kind_full(const gpu_kind_post_t *w, int kind);
+ * for gpu_kind_room.  Inline: every collective call of every rank posts. */
+static inline uint64_t gpu_kind_post(gpu_kind_post_t *w, int kind)
+{
+    gpu_kind_slot_t *s = w->slot;
+    const uint64_t call = w->calls++;
+    if (kind != w->kind) {
+        const uint64_t n = s->nchg;
+        s->chg[n % GPU_KIND_CHANGES] = call << 1 | (uint64_t) kind;
+        __atomic_store_n(&s->nchg, n + 1, __ATOMIC_RELEASE);
+        w->kind = kind;
+    }
+    __atomic_store_n(&s->pub, call + 1, __ATOMIC_RELEASE);
+    return call;
+}
+
+static inline int gpu_kind_full(const gpu_kind_post_t *w, int kind)
+{
+    return kind != w->kind && w->slot->nchg >= GPU_KIND_CHANGES;
+}
 /* Room for one more change point, given the smallest counter of the
  * readers (their pub): 1 when the oldest kept point is no longer needed. */
 int gpu_kind_room(const gpu_kind_post_t *w, uint64_t min_reader_pub);
