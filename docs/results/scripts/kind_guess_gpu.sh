@@ -21,17 +21,20 @@ case $WHERE in
 esac
 NP="2 4"; [ $WHERE = x2 ] && NP=2
 M="mpirun --oversubscribe --bind-to none $X"
+ab_rounds() { # round numbers: the device allreduce, old then new build
+  for round in "$@"; do
+    for v in old new; do
+      [ $v = old ] && d=$OLD || d=$NEW
+      echo "-- $v round $round"
+      OMPI_MCA_mca_base_component_path=$base:$d/.libs timeout 60 $M -np 2 \
+        "$d/test/bench/gpucoll_bench" -c allreduce -b 8 -e 4096 -r 3 --no-nccl 2>&1 | grep -v "^#"
+    done
+  done
+}
 if [ $WHERE = ab ]; then
   {
     echo "== device allreduce on 2 GPUs, old (c876f37) and new alternating, np 2 (us)"
-    for round in 1 2 3 4 5 6; do
-      for v in old new; do
-        [ $v = old ] && d=$OLD || d=$NEW
-        echo "-- $v round $round"
-        OMPI_MCA_mca_base_component_path=$base:$d/.libs timeout 60 $M -np 2 \
-          "$d/test/bench/gpucoll_bench" -c allreduce -b 8 -e 4096 -r 3 --no-nccl 2>&1 | grep -v "^#"
-      done
-    done
+    ab_rounds 1 2 3 4 5 6
     echo "== host-buffer allreduce 8 B, 2 ranks: new, old, no coll/gpu (medians of 7 x 50000)"
     for round in 1 2 3; do
       for sel in new old none; do
@@ -55,14 +58,7 @@ fi
   done
   if [ $WHERE != plain ]; then
     echo "== device allreduce, old (c876f37) and new alternating, np 2 (us)"
-    for round in 1 2 3; do
-      for v in old new; do
-        [ $v = old ] && d=$OLD || d=$NEW
-        echo "-- $v round $round"
-        OMPI_MCA_mca_base_component_path=$base:$d/.libs timeout 60 $M -np 2 \
-          "$d/test/bench/gpucoll_bench" -c allreduce -b 8 -e 4096 -r 3 --no-nccl 2>&1 | grep -v "^#"
-      done
-    done
+    ab_rounds 1 2 3
   fi
   OMPI_MCA_mca_base_component_path=$base RELIABILITY_NP="$NP" RELIABILITY_SIZES="8 262144" \
     RELIABILITY_WATCHDOG=60 timeout 330 sh test/gpu/run_reliability.sh $NEW $X > "$OUT/rel_$WHERE.log" 2>&1
