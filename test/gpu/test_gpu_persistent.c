@@ -279,10 +279,10 @@ static void run_startall(size_t count)
 }
 
 /* Host buffers only (no device form): a persistent barrier, alltoallw, and
- * neighborhood allgather and alltoall on a periodic ring, started twice.
- * Where ranks may mix memory kinds coll/gpu owns the barrier and
- * neighborhood requests (their rounds start in call order); alltoallw stays
- * the previous module's. */
+ * neighborhood allgather, alltoall and alltoallw on a periodic ring,
+ * started twice.  Where ranks may mix memory kinds coll/gpu owns them all
+ * (their rounds start in call order; the alltoallw forms keep their
+ * per-peer datatypes). */
 static void run_host_only(void)
 {
     const int dims = wsize, periods = 1;
@@ -290,8 +290,13 @@ static void run_host_only(void)
     int *ones = malloc(sizeof(int) * (size_t) wsize), *dis = malloc(sizeof(int) * (size_t) wsize);
     MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t) wsize);
     int me, left, right, word, ag[2], a2a[2], out[2];
-    MPI_Request req[4];
+    MPI_Request req[5];
     MPI_Comm ring;
+    /* neighbor alltoallw: one int each way through a contiguous type freed
+     * after init (the request keeps it) */
+    const MPI_Aint ndis[2] = { 0, (MPI_Aint) sizeof(int) };
+    int nout[2], nin[2], none[2] = { 1, 1 };
+    MPI_Datatype nty[2], ity;
 
     MPI_Cart_create(MPI_COMM_WORLD, 1, &dims, &periods, 0, &ring);
     MPI_Comm_rank(ring, &me);
@@ -305,6 +310,12 @@ static void run_host_only(void)
     MPIX_Alltoallw_init(sw, ones, dis, types, rw, ones, dis, types, ring, MPI_INFO_NULL, &req[1]);
     MPIX_Neighbor_allgather_init(&word, 1, MPI_INT, ag, 1, MPI_INT, ring, MPI_INFO_NULL, &req[2]);
     MPIX_Neighbor_alltoall_init(out, 1, MPI_INT, a2a, 1, MPI_INT, ring, MPI_INFO_NULL, &req[3]);
+    MPI_Type_contiguous(1, MPI_INT, &ity);
+    MPI_Type_commit(&ity);
+    nty[0] = nty[1] = ity;
+    MPIX_Neighbor_alltoallw_init(nout, none, ndis, nty, nin, none, ndis, nty, ring, MPI_INFO_NULL,
+                                 &req[4]);
+    MPI_Type_free(&ity);
     for (int k = 0; k < 2; ++k) {
         int ok = 1;
         word = val(me, k, 7, 0xb0bull);
@@ -313,19 +324,21 @@ static void run_host_only(void)
             sw[q] = val(me, k, (size_t) q, 0xa2aull);
             rw[q] = -1;
         }
-        ag[0] = ag[1] = a2a[0] = a2a[1] = -1;
-        MPI_Startall(4, req);
+        ag[0] = ag[1] = a2a[0] = a2a[1] = nin[0] = nin[1] = -1;
+        nout[0] = nout[1] = val(me, k, 11, 0xb0bull);
+        MPI_Startall(5, req);
         ring_traffic();
-        MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+        MPI_Waitall(5, req, MPI_STATUSES_IGNORE);
         for (int q = 0; q < wsize; ++q) {
             ok &= rw[q] == val(q, k, (size_t) me, 0xa2aull);
         }
         ok &= ag[0] == val(left, k, 7, 0xb0bull) && ag[1] == val(right, k, 7, 0xb0bull);
         ok &= a2a[0] == val(left, k, 9, 0xb0bull) && a2a[1] == val(right, k, 9, 0xb0bull);
-        record(ok, "host only: persistent barrier, alltoallw, neighbor allgather and alltoall "
-               "on a ring, started together", k);
+        ok &= nin[0] == val(left, k, 11, 0xb0bull) && nin[1] == val(right, k, 11, 0xb0bull);
+        record(ok, "host only: persistent barrier, alltoallw, neighbor allgather, alltoall and "
+               "alltoallw on a ring, started together", k);
     }
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 5; ++i) {
         MPI_Request_free(&req[i]);
     }
     MPI_Comm_free(&ring);
