@@ -225,7 +225,9 @@ static gpu_status_t gpu_pk_drop(gpu_engine_comm_t *c, gpu_engine_what_t *what,
             c->broken = 1;
             return GPU_ERR_TIMEOUT;
         }
-        gpu_engine_wait_progress(c, spins);
+        if (0 == (spins & 1023)) {
+            gpu_engine_wait_progress(c, spins);
+        }
     }
     c->pk_alive = 0;
     c->pk_one_shot = 0;

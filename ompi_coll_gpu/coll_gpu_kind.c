@@ -211,23 +211,28 @@ static int gpu_kind_make_room(mca_coll_gpu_module_t *m, const char *what, gpu_ki
     }
 }
 
-/* Wait (bounded, progressing) for what the peers posted for call. */
-static int gpu_kind_wait_all(mca_coll_gpu_module_t *m, uint64_t call, const char *what,
-                             int *go_dev)
+/* Wait (bounded, progressing) for what the peers posted for call:
+ * GPU_OK with *all_dev, or an error about *peer. */
+static gpu_status_t gpu_kind_wait_peers(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
+                                        int *peer)
 {
     gpu_kind_wait_t w = { 0.0, 0 };
     gpu_status_t st;
-    int all_dev, peer = -1;
 
-    for (;;) {
-        st = mca_coll_gpu_kind_peek(m, call, &all_dev, &peer);
-        if (GPU_INPROGRESS != st) {
-            break;
-        }
+    while (GPU_INPROGRESS == (st = mca_coll_gpu_kind_peek(m, call, all_dev, peer))) {
         if (!gpu_kind_wait_more(&w)) {
-            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, peer);
+            return GPU_ERR_TIMEOUT;
         }
     }
+    return st;
+}
+
+static int gpu_kind_wait_all(mca_coll_gpu_module_t *m, uint64_t call, const char *what,
+                             int *go_dev)
+{
+    int all_dev, peer = -1;
+    const gpu_status_t st = gpu_kind_wait_peers(m, call, &all_dev, &peer);
+
     if (GPU_OK != st) {
         return mca_coll_gpu_error(m->comm->c_name, what, st, peer);
     }
@@ -271,17 +276,11 @@ static gpu_status_t gpu_kind_engine_peek(void *ctx, int *all_dev)
 static gpu_status_t gpu_kind_engine_settle(void *ctx, int *all_dev)
 {
     mca_coll_gpu_module_t *m = ctx;
-    gpu_kind_wait_t w = { 0.0, 0 };
-    gpu_status_t st;
     int peer = -1;
+    gpu_status_t st;
 
     m->kdefer = 0;
-    while (GPU_INPROGRESS == (st = mca_coll_gpu_kind_peek(m, m->kcall, all_dev, &peer))) {
-        if (!gpu_kind_wait_more(&w)) {
-            st = GPU_ERR_TIMEOUT;
-            break;
-        }
-    }
+    st = gpu_kind_wait_peers(m, m->kcall, all_dev, &peer);
     if (GPU_OK != st) {
         m->kfail_peer = peer;
     }

@@ -227,7 +227,6 @@ static int mca_coll_gpu_cpu_readable(const void *buf)
  */
 #define GPU_HOST_SEEN 256
 static uintptr_t mca_coll_gpu_host_seen[GPU_HOST_SEEN];
-static uintptr_t mca_coll_gpu_host_last[GPU_HOST_SEEN / 2];   /* per pair of ways */
 
 /* Every byte address counts: a program's send and receive buffers are
  * often two small mallocs in one cache line, and a hash of the line alone
@@ -252,11 +251,8 @@ int mca_coll_gpu_is_device(const void *buf)
     kind = gpu_drv_mem_kind(buf, NULL, MCA_COLL_GPU_ORDER_FIRST_USE ==
                             mca_coll_gpu_component.stream_order ? &marked : NULL);
     if (GPU_MEM_HOST == kind) {
-        /* the way not used last for this set: a pair alternating here
-         * keeps both */
-        const size_t w = mca_coll_gpu_host_seen[h] == mca_coll_gpu_host_last[h >> 1] ? h ^ 1 : h;
-        mca_coll_gpu_host_seen[w] = a;
-        mca_coll_gpu_host_last[h >> 1] = a;
+        /* the free way, else the second: two buffers of one set both stay */
+        mca_coll_gpu_host_seen[0 == mca_coll_gpu_host_seen[h] ? h : h ^ 1] = a;
         return 0;
     }
     if (GPU_MEM_BROKEN == kind) {
