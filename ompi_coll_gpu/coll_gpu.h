@@ -165,6 +165,9 @@ typedef struct mca_coll_gpu_module_t {
     /* made by MPIX_Stream_comm_create on a CUDA stream (coll_gpu_mpix.c):
      * its engine gets the stream-ordered allreduce's region */
     int stream_comm;
+    /* the buffers of the last blocking host-buffer call (both host memory;
+     * mca_coll_gpu_host_again) */
+    const void *hsend, *hrecv;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -224,6 +227,41 @@ int mca_coll_gpu_kind_settle(mca_coll_gpu_module_t *m, const char *what, int *go
 /* The native path, before (1) and after (0) its engine call: the call's
  * number and, if not agreed yet, how the engine asks. */
 void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before);
+
+/*
+ * A blocking call on the same buffers as the module's last host-buffer
+ * call, with nothing for the kind agreement to do but count it: post and
+ * say 1, and the entry hands the call to the previous module at once.
+ * A host-buffer program loops over the same buffers, and the full route
+ * (two pointer-cache lookups, the agreement's call) was the rest of what
+ * coll/gpu added to its 8-byte allreduce.  Host memory never turns into
+ * device memory (mca_coll_gpu_is_device says why), so the pair stays true.
+ */
+static inline int mca_coll_gpu_host_again(mca_coll_gpu_module_t *m, const void *sbuf,
+                                          const void *rbuf)
+{
+    if (rbuf != m->hrecv || sbuf != m->hsend || NULL == rbuf || m->kskip) {
+        return 0;
+    }
+    if (NULL != m->kpost.slot) {
+        if (GPU_KIND_HOST != m->kpost.kind) {
+            return 0;   /* a change point: the full route records it */
+        }
+        m->kcall = gpu_kind_post(&m->kpost, GPU_KIND_HOST);
+    }
+    m->kdefer = 0;
+    return 1;
+}
+
+/* a blocking call whose buffers the entry found both host memory */
+static inline void mca_coll_gpu_host_note(mca_coll_gpu_module_t *m, const void *sbuf,
+                                          const void *rbuf, ompi_request_t **req)
+{
+    if (NULL == req) {
+        m->hsend = sbuf;
+        m->hrecv = rbuf;
+    }
+}
 
 /* host exchanges over the communicator's own messages (coll_gpu_xg.c) */
 typedef struct mca_coll_gpu_xg_t mca_coll_gpu_xg_t;

@@ -33,6 +33,7 @@ int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
         return ret;   /* an error, or queued */
     }
     if (!rdev && !sdev) {
+        mca_coll_gpu_host_note(m, sbuf, rbuf, req);
         return NULL != req ? m->prev.coll_iallreduce(sbuf, rbuf, count, dtype, op, comm, req,
                                                      m->prev.coll_iallreduce_module)
                            : m->prev.coll_allreduce(sbuf, rbuf, count, dtype, op, comm,
@@ -89,5 +90,10 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module)
 {
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    if (mca_coll_gpu_host_again(m, sbuf, rbuf)) {
+        return m->prev.coll_allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                      m->prev.coll_allreduce_module);
+    }
     return mca_coll_gpu_allreduce_any(sbuf, rbuf, count, dtype, op, comm, module, NULL);
 }

@@ -194,6 +194,7 @@ static int gpu_bcast_any(void *buf, int count, struct ompi_datatype_t *dt, int r
         return ret;   /* an error, or queued */
     }
     if (!dev) {
+        mca_coll_gpu_host_note(m, buf, buf, req);
         return NULL != req ? m->prev.coll_ibcast(buf, count, dt, root, comm, req,
                                                  m->prev.coll_ibcast_module)
                            : m->prev.coll_bcast(buf, count, dt, root, comm,
@@ -258,6 +259,7 @@ static int gpu_allgather_any(const void *sbuf, int scount, struct ompi_datatype_
 
     if (!rdev && !sdev) {
         if (NULL == rcounts) {
+            mca_coll_gpu_host_note(m, sbuf, rbuf, req);
             return NULL != req ? m->prev.coll_iallgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
                                                          req, m->prev.coll_iallgather_module)
                                : m->prev.coll_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
@@ -333,6 +335,7 @@ static int gpu_alltoall_any(const void *sbuf, int scount, const int *scounts, co
 
     if (!rdev && !sdev) {
         if (NULL == rcounts) {
+            mca_coll_gpu_host_note(m, sbuf, rbuf, req);
             return NULL != req ? m->prev.coll_ialltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
                                                         req, m->prev.coll_ialltoall_module)
                                : m->prev.coll_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
@@ -510,6 +513,10 @@ static int gpu_scatter_any(const void *sbuf, int scount, const int *scounts, con
 static int gpu_bcast(void *buf, int count, struct ompi_datatype_t *dt, int root,
                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    if (mca_coll_gpu_host_again(m, buf, buf)) {
+        return m->prev.coll_bcast(buf, count, dt, root, comm, m->prev.coll_bcast_module);
+    }
     return gpu_bcast_any(buf, count, dt, root, comm, module, NULL);
 }
 
@@ -524,6 +531,11 @@ static int gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *s
                          int rcount, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
                          mca_coll_base_module_t *module)
 {
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    if (mca_coll_gpu_host_again(m, sbuf, rbuf)) {
+        return m->prev.coll_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                                      m->prev.coll_allgather_module);
+    }
     return gpu_allgather_any(sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt, comm, module, NULL);
 }
 
@@ -554,6 +566,11 @@ static int gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sd
                         int rcount, struct ompi_datatype_t *rdt, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *module)
 {
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    if (mca_coll_gpu_host_again(m, sbuf, rbuf)) {
+        return m->prev.coll_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, comm,
+                                     m->prev.coll_alltoall_module);
+    }
     return gpu_alltoall_any(sbuf, scount, NULL, NULL, sdt, rbuf, rcount, NULL, NULL, rdt, comm,
                             module, NULL);
 }

@@ -230,6 +230,35 @@ static long run_all(MPI_Comm c, int sk, int rk, size_t n, int t)
     return bad;
 }
 
+/* allreduce, bcast, allgather and alltoall, each 5 times in a row on the
+ * same buffers (a host rank's repeats take coll/gpu's shortest route: the
+ * module remembers the last host pair and only counts the call), then
+ * once more with this rank's kinds swapped host <-> device */
+static long run_repeat(MPI_Comm c, int sk, int rk, size_t n, int t)
+{
+    static const int rep[4] = { C_ALLREDUCE, C_BCAST, C_ALLGATHER, C_ALLTOALL };
+    long bad = 0;
+    for (int swap = 0; swap < 2; ++swap) {
+        const int s_k = swap ? (K_HOST == sk ? K_DEV : K_HOST) : sk;
+        const int r_k = swap ? (K_HOST == rk ? K_DEV : K_HOST) : rk;
+        for (int i = 0; i < 4; ++i) {
+            const int k = rep[i], root = (t + i) % wsize;
+            float *s, *r;
+            prepare(k, s_k, r_k, n, t + i, root, &s, &r);
+            for (int again = 0; again < 5; ++again) {
+                if (again > 0) {
+                    refill(k, n, t + i + again, root, s, r);
+                }
+                start(k, s, r, n, root, c, NULL);
+                bad += verify(k, n, t + i + again, root, r);
+            }
+            release(s_k, s);
+            release(r_k, r);
+        }
+    }
+    return bad;
+}
+
 /* The same nonblocking, all nine in flight at once with an Ibarrier among
  * them; late: the rank that starts them a few milliseconds after the
  * others (the early device ranks then find the peers' kinds not yet
@@ -478,6 +507,20 @@ int main(int argc, char **argv)
              "collectives, %zu B", rounds, n * 4);
     record(0 == bad, what);
     MPI_Comm_free(&c);
+    /* the same buffers call after call: host repeats next to device ranks */
+    for (int p = 1; p < NPAT; ++p) {
+        int sk, rk;
+        if (3 == p || 4 == p) {
+            continue;   /* the patterns with a host rank, both ways by the swap */
+        }
+        kinds(p, &sk, &rk);
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        bad = run_repeat(c, sk, rk, n, 16 * p + 2);
+        snprintf(what, sizeof(what), "blocking allreduce, bcast, allgather, alltoall 5 times on "
+                 "the same buffers: %s, then kinds swapped, %zu B", pname[p], n * 4);
+        record(0 == bad, what);
+        MPI_Comm_free(&c);
+    }
     /* blocking, a host rank late: on a communicator whose GPU engine is up
      * the device ranks' resident kernel starts before the kinds are known
      * and must drop the call once the late rank posts "host"; all-device
