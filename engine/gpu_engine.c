@@ -108,7 +108,7 @@ int gpu_engine_failed_peer(const gpu_engine_comm_t *c)
 }
 
 void gpu_engine_kind_call(gpu_engine_comm_t *c, unsigned long long call,
-                          const gpu_engine_kind_ops_t *ops, void *ctx)
+                          const gpu_engine_kind_ops_t *ops, void *ctx, int busy)
 {
     /* the LL sequence is the call's number (+1: never 0), exactly: the
      * same on every rank whether or not a rank ran the call before (a
@@ -118,6 +118,7 @@ void gpu_engine_kind_call(gpu_engine_comm_t *c, unsigned long long call,
     c->pk_call_seq = call + 1;
     c->kind_ops = ops;
     c->kind_ctx = ctx;
+    c->kind_busy = busy;
 }
 
 void gpu_engine_kind_clear(gpu_engine_comm_t *c)
@@ -125,19 +126,21 @@ void gpu_engine_kind_clear(gpu_engine_comm_t *c)
     c->pk_call_seq = 0;
     c->kind_ops = NULL;
     c->kind_ctx = NULL;
+    c->kind_busy = -1;
 }
 
 gpu_status_t gpu_engine_kind_settle(gpu_engine_comm_t *c)
 {
     const gpu_engine_kind_ops_t *ops = c->kind_ops;
-    int all_dev = 1;
+    int all_dev = 1, busy = -1;
     gpu_status_t st;
 
     if (NULL == ops) {
         return GPU_OK;
     }
     c->kind_ops = NULL;
-    st = ops->settle(c->kind_ctx, &all_dev);
+    st = ops->settle(c->kind_ctx, &all_dev, &busy);
+    c->kind_busy = busy;
     if (GPU_OK != st) {
         return st;
     }
@@ -252,11 +255,14 @@ gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, gpu_engine_what_t *what,
 {
     cudaEvent_t ev;
     cudaError_t e;
+    gpu_status_t st;
 
     c->t_submit = gpu_clock_now();
     gpu_engine_pk_park(c);
     if (NULL == req) {
-        return gpu_engine_wait(c, what);
+        st = gpu_engine_wait(c, what);
+        c->pk_end = gpu_clock_now();   /* the gap to the next call counts from here */
+        return st;
     }
     if (GPU_OK != gpu_engine_event(c, &ev)) {
         return GPU_ERR_CUDA;
@@ -287,7 +293,11 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         return st;
     }
     const int direct = gpu_engine_direct_takes(c, bytes, NULL == req);
-    const int resident = !direct && gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);
+    int resident = !direct && gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);
+    st = gpu_engine_pk_busy(c, bytes, &resident);
+    if (GPU_OK != st) {
+        return st;
+    }
     if (!resident || 0 == count) {
         /* only the resident kernel starts before the kinds are agreed */
         st = gpu_engine_kind_settle(c);

@@ -52,6 +52,8 @@ typedef struct {
                                    time between calls averages more (0: never) */
     double persist_leave_us;    /* how long "soon" is */
     int persist_one_shot;       /* ...or a launch of the call's blocks alone */
+    size_t persist_busy_min_bytes; /* pairs from this size take the launched kernels
+                                   where any rank is busy (0: never) */
     int paced;                  /* host-paced blocking calls: -1 when ranks share a GPU */
     int threads;                /* MPI_THREAD_MULTIPLE here: if any rank has it, every
                                    call is host-paced (no kernel waits for a peer) */
@@ -193,15 +195,25 @@ int gpu_engine_failed_peer(const gpu_engine_comm_t *comm);
  * host path makes it drop the call.  Every other path asks (settle)
  * first.  Either way a call that must stage returns GPU_ERR_UNSUPPORTED
  * with nothing of it left running.  ops NULL: the kinds are agreed.
+ *
+ * busy: whether any rank posted "busy" for this call (its application
+ * works on the GPU between calls: gpu_engine_app_busy, which the caller
+ * posts with its kind), 0 or 1 where agreed, -1 where settle will tell or
+ * no board exists.  A large call then takes the launched kernels rather
+ * than the resident kernel, whose lines slow the application's next
+ * kernel; every rank reads the same posts, so all choose alike.
  */
 typedef struct {
     /* GPU_OK with *all_dev, or GPU_INPROGRESS while a peer has not posted */
     gpu_status_t (*peek)(void *ctx, int *all_dev);
-    /* waits (bounded) for the answer */
-    gpu_status_t (*settle)(void *ctx, int *all_dev);
+    /* waits (bounded) for the answer; *busy as above when all device */
+    gpu_status_t (*settle)(void *ctx, int *all_dev, int *busy);
 } gpu_engine_kind_ops_t;
 void gpu_engine_kind_call(gpu_engine_comm_t *comm, unsigned long long call,
-                          const gpu_engine_kind_ops_t *ops, void *ctx);
+                          const gpu_engine_kind_ops_t *ops, void *ctx, int busy);
+/* This rank's application works on the GPU between its blocking calls
+ * (their mean gap is above coll_gpu_persist_gap_us). */
+int gpu_engine_app_busy(const gpu_engine_comm_t *comm);
 /* After the call: forget its number and ops. */
 void gpu_engine_kind_clear(gpu_engine_comm_t *comm);
 

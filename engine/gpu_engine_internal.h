@@ -61,10 +61,12 @@ struct gpu_engine_comm {
                                                 next after pk_seq (gpu_engine_kind_call) */
     unsigned long long pk_runs;              /* calls run through it */
     unsigned long long pk_dropped;           /* calls dropped for a host peer */
+    unsigned long long pk_busy_calls;        /* large calls launched for a busy rank */
     unsigned pk_epoch;                       /* of the last slot scrub */
     /* kinds still to agree for the current call (gpu_engine_kind_call) */
     const gpu_engine_kind_ops_t *kind_ops;
     void *kind_ctx;
+    int kind_busy;                           /* any rank busy (gpu_engine_kind_call), -1 unknown */
     gpu_ll_slots_t pk_slots;                 /* slot flow control (gpu_plan.h) */
     double pk_end;                           /* when the last call through it returned */
     double pk_gap_us;                        /* moving mean of the application's time
@@ -184,6 +186,10 @@ void gpu_engine_wait_progress(gpu_engine_comm_t *c, unsigned spins);
  * when every peer passed device memory, GPU_ERR_UNSUPPORTED (stage) when
  * one did not. */
 gpu_status_t gpu_engine_kind_settle(gpu_engine_comm_t *c);
+/* A blocking call the resident kernel would take (*resident): where it is
+ * large (ll_bytes) and any rank is busy, the launched kernels instead;
+ * settles the kinds to know.  GPU_ERR_UNSUPPORTED: a peer went host. */
+gpu_status_t gpu_engine_pk_busy(gpu_engine_comm_t *c, size_t ll_bytes, int *resident);
 
 /* One process for every rank of a time-sliced GPU (gpu_engine_direct.c):
  * wanted (busids known; the same answer on every rank), and a blocking

@@ -130,6 +130,57 @@ static gpu_status_t gpu_pk_launch(gpu_engine_comm_t *c, unsigned long long start
     return st;
 }
 
+/* The application's time since our last blocking call, its GPU work on
+ * the default stream included where the call waited for it: a moving
+ * mean; 1 when it is above coll_gpu_persist_gap_us. */
+static int gpu_pk_gap_note(gpu_engine_comm_t *c)
+{
+    if (c->p.persist_gap_us <= 0 || c->pk_end <= 0) {
+        return 0;
+    }
+    c->pk_gap_us = 0.5 * c->pk_gap_us + 0.5 * (gpu_clock_now() - c->pk_end) * 1e6;
+    return c->pk_gap_us > c->p.persist_gap_us;
+}
+
+int gpu_engine_app_busy(const gpu_engine_comm_t *c)
+{
+    return c->pk_on && c->p.persist_gap_us > 0 && c->pk_gap_us > c->p.persist_gap_us;
+}
+
+/*
+ * A large call beside an application that works between calls: the
+ * resident kernel's lines (16 bytes per 8 of data, through a scratch
+ * area) slowed the application's next kernel by 3-10% next to a 20 us
+ * triad from 256 KiB per peer, where the launched kernels cost it nothing
+ * measurable and the loop no time (2x H100, docs/results); back to back
+ * the resident kernel stays (twice as fast there).  Every rank must choose
+ * alike, so the choice waits for what all posted for this call.
+ */
+gpu_status_t gpu_engine_pk_busy(gpu_engine_comm_t *c, size_t ll_bytes, int *resident)
+{
+    gpu_status_t st;
+
+    if (!*resident || 0 == c->p.persist_busy_min_bytes || ll_bytes < c->p.persist_busy_min_bytes) {
+        return GPU_OK;
+    }
+    if (c->kind_busy < 0 && NULL != c->kind_ops) {
+        st = gpu_engine_kind_settle(c);   /* sets kind_busy */
+        if (GPU_OK != st) {
+            return st;
+        }
+    }
+    if (c->kind_busy > 0) {
+        *resident = 0;
+        /* it does not run through the resident kernel: measure here */
+        (void) gpu_pk_gap_note(c);
+        c->pk_busy_calls++;
+    }
+    GPU_LOG(20, "rank %d: call %llu, %zu bytes: %s (busy: %d, here %d)", c->rank,
+            c->pk_call_seq - 1, ll_bytes, *resident ? "resident kernel" : "launched kernels",
+            c->kind_busy, gpu_engine_app_busy(c));
+    return GPU_OK;
+}
+
 /* Did the kernel quit before taking command d? */
 static int gpu_pk_left_behind(const gpu_engine_comm_t *c, unsigned long long d)
 {
@@ -404,6 +455,7 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     }
     c->pk_seq = seq;
     ++c->pk_runs;
+    GPU_LOG(20, "rank %d: %s: resident kernel, sequence %llu", c->rank, gpu_engine_what(what), seq);
     if (epoch != c->pk_epoch) {
         /* every rank that runs this call crosses here: the kinds are
          * agreed above, so the scrub's meeting has all of them */
@@ -436,14 +488,10 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
         }
     }
     info.sys_fence = gpu_pk_cpu_reads_output(plan, c->rank, c->nranks);
-    if (c->p.persist_gap_us > 0 && c->pk_end > 0) {
-        /* the application's time since our last call, its GPU work on the
-         * default stream included (waited for above): where it is long,
-         * blocks polling through it would hold SMs its kernels want */
-        c->pk_gap_us = 0.5 * c->pk_gap_us + 0.5 * (gpu_clock_now() - c->pk_end) * 1e6;
-        info.leave = c->pk_gap_us > c->p.persist_gap_us;
-        c->pk_leaves += (unsigned long long) info.leave;
-    }
+    /* where the application works long between calls, blocks polling
+     * through it would hold SMs its kernels want */
+    info.leave = gpu_pk_gap_note(c);
+    c->pk_leaves += (unsigned long long) info.leave;
     d = ++c->pk_dseq;
     if (!c->pk_alive || gpu_pk_left_behind(c, d)) {
         /* the application works between calls: launch only the blocks
@@ -485,9 +533,10 @@ void gpu_engine_pk_release(gpu_engine_comm_t *c)
             len += snprintf(line + len, sizeof(line) - (size_t) len, " %.2f", c->pk_span[i] / n);
         }
         GPU_LOG(10, "rank %d: persistent engine ran %llu calls (%llu dropped for a host "
-                "peer) with %u launches (%llu told to leave soon); mean us of %llu: host post "
+                "peer, %llu large ones left to launched kernels for a busy rank) with %u "
+                "launches (%llu told to leave soon); mean us of %llu: host post "
                 "to seen, GPU phases (gpu_ll.h), done to seen by host, post to done seen, done "
-                "seen to next post:%s", c->rank, c->pk_runs, c->pk_dropped, c->pk_gen,
+                "seen to next post:%s", c->rank, c->pk_runs, c->pk_dropped, c->pk_busy_calls, c->pk_gen,
                 c->pk_leaves, c->pk_stamped, line);
     }
     if (NULL != c->pk_mbox) {

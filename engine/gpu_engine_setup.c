@@ -595,6 +595,7 @@ gpu_status_t gpu_engine_setup_begin(const gpu_boot_ops_t *ops, void *ctx, int ra
         }
         return GPU_ERR_NO_MEMORY;
     }
+    c->kind_busy = -1;   /* no board has said */
     s->ops = ops;
     s->ctx = ctx;
     s->blocking = blocking;

@@ -42,15 +42,27 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     if (GPU_OK != st) {
         return st;
     }
-    desc.seq = ++c->seq;
+    /* c->seq numbers the launched kernels' flags (the allreduce's): it
+     * counts only calls every rank runs here, so not one a rank leaves to
+     * the staged path for a host peer (a host rank never counts it) nor the
+     * resident kernel's, which has its own numbers */
+    desc.seq = c->seq + 1;
     if (NULL == req && gpu_engine_pk_fits(c, plan, dt)) {
-        return gpu_engine_pk_run(c, &desc, plan, op, dt);
+        int resident = 1;
+        st = gpu_engine_pk_busy(c, plan->ll_bytes, &resident);
+        if (GPU_OK != st) {
+            return st;
+        }
+        if (resident) {
+            return gpu_engine_pk_run(c, &desc, plan, op, dt);
+        }
     }
     /* only the resident kernel starts before the kinds are agreed */
     st = gpu_engine_kind_settle(c);
     if (GPU_OK != st) {
         return st;
     }
+    ++c->seq;
     if (gpu_engine_paced_takes(c, plan, NULL == req)) {
         return gpu_engine_hs_run(c, &desc, plan, op, dt);
     }

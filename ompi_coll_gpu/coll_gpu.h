@@ -79,6 +79,7 @@ typedef struct mca_coll_gpu_component_t {
     double persist_gap_us;
     double persist_leave_us;
     int persist_one_shot;
+    unsigned long persist_busy_min_bytes;
     int paced;
     unsigned long paced_scratch_bytes;
     int scratch_lazy;
@@ -152,6 +153,7 @@ typedef struct mca_coll_gpu_module_t {
      * a wait for kinds timed out on */
     uint64_t kcall;
     int kdefer;
+    int kbusy;      /* any rank busy for kcall (GPU_KIND_BUSY): -1 not read yet */
     int kfail_peer;
     /* nonblocking calls whose start waits in the queue (coll_gpu_kind.c):
      * how many may still start a host collective (a later nonblocking

@@ -68,6 +68,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .persist_gap_us = 10.0,
     .persist_leave_us = 3.0,
     .persist_one_shot = 1,
+    .persist_busy_min_bytes = 131072,
     .paced = -1,
     .paced_scratch_bytes = 16ul * 1024 * 1024,
     .scratch_lazy = 1,
@@ -222,6 +223,14 @@ static int mca_coll_gpu_register(void)
                      "blocks the call has work for, leaving as soon as it is done (1), or the "
                      "whole resident kernel, which stays coll_gpu_persist_leave_us (0)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->persist_one_shot);
+    mca_coll_gpu_reg("persist_busy_min_bytes", "Where the application works on the GPU "
+                     "between collectives on any rank of a communicator (coll_gpu_persist_gap_us), "
+                     "blocking calls from this many bytes (per peer for exchanges) take the "
+                     "launched kernels instead of the resident kernel, whose lines slow the "
+                     "application's next kernel; the ranks agree through their kind posts. 0: "
+                     "never; every rank must use the same value",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
+                     &c->persist_busy_min_bytes);
     mca_coll_gpu_reg("paced", "Blocking device collectives run as host-paced rounds (copies, "
                      "host exchange, pulls: no kernel waits for another process): -1 when "
                      "ranks of the communicator share a GPU without MPS (a waiting kernel holds "

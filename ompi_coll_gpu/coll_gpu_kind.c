@@ -157,13 +157,15 @@ static int gpu_kind_wait_more(gpu_kind_wait_t *w)
     return 1;
 }
 
-gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
-                                    int *peer)
+/* What every rank posted for call: *all_dev, and (busy non-NULL, all
+ * device) whether any rank, this one included, posted GPU_KIND_BUSY. */
+static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
+                                  int *busy, int *peer)
 {
     const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    int any_busy = 0, k;
 
     for (int q = 0; q < n; ++q) {
-        int k;
         gpu_status_t st;
         if (q == me) {
             continue;
@@ -180,9 +182,22 @@ gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int
             *all_dev = 0;   /* this call stages on every device rank */
             return GPU_OK;
         }
+        any_busy |= k & GPU_KIND_BUSY;
     }
     *all_dev = 1;
+    if (NULL != busy) {
+        /* my own post for that call: the newest, or an older one of a
+         * queued call */
+        *busy = any_busy || (GPU_OK == gpu_kind_read(m->kpost.slot, call, &k) &&
+                             0 != (k & GPU_KIND_BUSY));
+    }
     return GPU_OK;
+}
+
+gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
+                                    int *peer)
+{
+    return gpu_kind_scan(m, call, all_dev, NULL, peer);
 }
 
 /* Many kind changes ahead of a peer: wait until every peer has passed the
@@ -212,17 +227,22 @@ static int gpu_kind_make_room(mca_coll_gpu_module_t *m, const char *what, gpu_ki
 }
 
 /* Wait (bounded, progressing) for what the peers posted for call:
- * GPU_OK with *all_dev, or an error about *peer. */
+ * GPU_OK with *all_dev, or an error about *peer.  For the current call it
+ * also keeps whether a rank is busy (m->kbusy) for the engine. */
 static gpu_status_t gpu_kind_wait_peers(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                         int *peer)
 {
     gpu_kind_wait_t w = { 0.0, 0 };
     gpu_status_t st;
+    int busy = 0;
 
-    while (GPU_INPROGRESS == (st = mca_coll_gpu_kind_peek(m, call, all_dev, peer))) {
+    while (GPU_INPROGRESS == (st = gpu_kind_scan(m, call, all_dev, &busy, peer))) {
         if (!gpu_kind_wait_more(&w)) {
             return GPU_ERR_TIMEOUT;
         }
+    }
+    if (GPU_OK == st && call == m->kcall) {
+        m->kbusy = *all_dev ? busy : 0;
     }
     return st;
 }
@@ -273,7 +293,7 @@ static gpu_status_t gpu_kind_engine_peek(void *ctx, int *all_dev)
     return st;
 }
 
-static gpu_status_t gpu_kind_engine_settle(void *ctx, int *all_dev)
+static gpu_status_t gpu_kind_engine_settle(void *ctx, int *all_dev, int *busy)
 {
     mca_coll_gpu_module_t *m = ctx;
     int peer = -1;
@@ -283,6 +303,8 @@ static gpu_status_t gpu_kind_engine_settle(void *ctx, int *all_dev)
     st = gpu_kind_wait_peers(m, m->kcall, all_dev, &peer);
     if (GPU_OK != st) {
         m->kfail_peer = peer;
+    } else {
+        *busy = m->kbusy;
     }
     return st;
 }
@@ -296,7 +318,8 @@ void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before)
 {
     if (NULL != m->kpost.slot && NULL != m->engine) {
         if (before) {
-            gpu_engine_kind_call(m->engine, m->kcall, m->kdefer ? &gpu_kind_engine_ops : NULL, m);
+            gpu_engine_kind_call(m->engine, m->kcall, m->kdefer ? &gpu_kind_engine_ops : NULL, m,
+                                 m->kdefer ? -1 : m->kbusy);
         } else {
             gpu_engine_kind_clear(m->engine);
         }
@@ -307,7 +330,11 @@ void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before)
 int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
                             const char *what, const mca_coll_gpu_args_t *a, int *go_dev)
 {
-    const int kind = dev ? GPU_KIND_DEVICE : GPU_KIND_HOST;
+    /* a device call says whether this rank's application works on the GPU
+     * between calls (the engine's measure), for the engine's choice */
+    const int kind = !dev ? GPU_KIND_HOST
+                     : GPU_KIND_DEVICE | (NULL != m->engine && gpu_engine_app_busy(m->engine)
+                                              ? GPU_KIND_BUSY : 0);
     gpu_kind_wait_t w = { 0.0, 0 };
     uint64_t call;
     gpu_status_t st;
@@ -335,6 +362,7 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **
     }
     call = gpu_kind_post(&m->kpost, kind);
     m->kcall = call;
+    m->kbusy = -1;   /* not known until the peers' posts are read */
     if (NULL != req) {
         /* a host call with nothing queued starts now: the fast path of a
          * host-buffer program; a device call starts now when its peers

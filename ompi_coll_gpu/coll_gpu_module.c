@@ -113,6 +113,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->kskip = 0;
     m->kcall = 0;
     m->kdefer = 0;
+    m->kbusy = -1;
     m->kfail_peer = -1;
     m->kq = 0;
     m->kforce = -1;
@@ -326,6 +327,7 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->persist_gap_us = c->persist_gap_us > 0 ? c->persist_gap_us : 0;
     p->persist_leave_us = c->persist_leave_us > 0 ? c->persist_leave_us : 0;
     p->persist_one_shot = c->persist_one_shot;
+    p->persist_busy_min_bytes = c->persist_busy_min_bytes;
     p->direct = c->shared_direct;
     p->threads = ompi_mpi_thread_multiple;
     p->node_key = mca_coll_gpu_node_key(comm);

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GPU_KIND_MAGIC 0x676b696e64763031ull   /* "gkindv01" */
+#define GPU_KIND_MAGIC 0x676b696e64763032ull   /* "gkindv02": two kind bits */
 #define GPU_KIND_FREED (~0ull)
 /* a freed slot stays unused this long: any reader of the old communicator
  * finished its read long before (it read a counter already past its call) */
@@ -178,7 +178,8 @@ int gpu_kind_room(const gpu_kind_post_t *w, uint64_t min_reader_pub)
     /* the point to drop is needed by a reader of a call before the next
      * point's call; a reader at counter p reads calls >= p - 1 */
     const gpu_kind_slot_t *s = w->slot;
-    const uint64_t next = s->chg[(s->nchg - GPU_KIND_CHANGES + 1) % GPU_KIND_CHANGES] >> 1;
+    const uint64_t next = s->chg[(s->nchg - GPU_KIND_CHANGES + 1) % GPU_KIND_CHANGES] >>
+                          GPU_KIND_BITS;
     return min_reader_pub >= next + 1;
 }
 
@@ -193,8 +194,8 @@ gpu_status_t gpu_kind_read(const gpu_kind_slot_t *s, uint64_t call, int *kind)
     /* newest point at or before call; points only get newer calls */
     for (uint64_t i = n; i > lo; --i) {
         const uint64_t c = s->chg[(i - 1) % GPU_KIND_CHANGES];
-        if (c >> 1 <= call) {
-            *kind = (int) (c & 1);
+        if (c >> GPU_KIND_BITS <= call) {
+            *kind = (int) (c & ((1u << GPU_KIND_BITS) - 1));
             return GPU_OK;
         }
     }

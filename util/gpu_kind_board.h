@@ -44,7 +44,12 @@ extern "C" {
 #define GPU_KIND_SLOTS 4096
 #define GPU_KIND_CHANGES 24
 
-enum { GPU_KIND_HOST = 0, GPU_KIND_DEVICE = 1 };
+/* A device post may carry GPU_KIND_BUSY: this rank's application works on
+ * the GPU between its calls (the engine's measure), which every rank must
+ * see alike before it picks the resident kernel for a large call
+ * (gpu_engine_kind_call). */
+enum { GPU_KIND_HOST = 0, GPU_KIND_DEVICE = 1, GPU_KIND_BUSY = 2 };
+#define GPU_KIND_BITS 2
 
 typedef struct gpu_kind_slot {
     volatile uint64_t key;        /* communicator key + 1; 0 never used; GPU_KIND_FREED */
@@ -52,7 +57,7 @@ typedef struct gpu_kind_slot {
     volatile uint64_t nchg;       /* change points recorded */
     volatile uint64_t freed_at;   /* seconds (CLOCK_MONOTONIC) the slot was let go */
     uint64_t pad[4];
-    volatile uint64_t chg[GPU_KIND_CHANGES];   /* call << 1 | kind */
+    volatile uint64_t chg[GPU_KIND_CHANGES];   /* call << GPU_KIND_BITS | kind */
 } gpu_kind_slot_t;
 
 typedef struct gpu_kind_board {
@@ -90,7 +95,7 @@ static inline uint64_t gpu_kind_post(gpu_kind_post_t *w, int kind)
     const uint64_t call = w->calls++;
     if (kind != w->kind) {
         const uint64_t n = s->nchg;
-        s->chg[n % GPU_KIND_CHANGES] = call << 1 | (uint64_t) kind;
+        s->chg[n % GPU_KIND_CHANGES] = call << GPU_KIND_BITS | (uint64_t) kind;
         __atomic_store_n(&s->nchg, n + 1, __ATOMIC_RELEASE);
         w->kind = kind;
     }

@@ -22,7 +22,8 @@
  * around it) and the kernel's time alone with the component idle (the same
  * kernel loop after a pause longer than any resident kernel stays), so that
  * a component that holds SMs shows as kernel slowdown.  Workloads: 8 B
- * allreduce, 4 MiB allreduce, alltoall of 1 MiB per peer.
+ * allreduce, 4 MiB allreduce, alltoall of 1 MiB per peer (the default grid); with -w also
+ * allreduce1m and alltoall256k.
  *
  *   gpucoll_appbench [-k 20,200,2000] [-w allreduce8,allreduce4m,alltoall1m]
  *                    [-t target_ms per loop] [-r repetitions] [--no-nccl] [--enqueue]
@@ -42,8 +43,13 @@
 int gpucoll_app_triad(float *a, const float *b, const float *c, float s, size_t n, int blocks,
                       cudaStream_t st);
 
-enum { W_AR8, W_AR4M, W_A2A1M, W_N };
-static const char *wname[W_N] = { "allreduce8", "allreduce4m", "alltoall1m" };
+/* the grid, then two sizes between (only with -w) */
+enum { W_AR8, W_AR4M, W_A2A1M, W_AR1M, W_A2A256K, W_N };
+static const char *wname[W_N] = { "allreduce8", "allreduce4m", "alltoall1m", "allreduce1m",
+                                  "alltoall256k" };
+static const size_t wfloats[W_N] = { 2, (4u << 20) / 4, (1u << 20) / 4, (1u << 20) / 4,
+                                     (256u << 10) / 4 };
+static const int walltoall[W_N] = { 0, 0, 1, 0, 1 };
 enum { M_MPI, M_STAGED, M_NCCL, M_ENQ, M_N };
 static const char *mname[M_N] = { "mpi", "staged", "nccl", "enqueue" };
 
@@ -65,18 +71,18 @@ static int mode_on(int m)
 /* float elements a rank contributes (allreduce) or sends each peer (alltoall) */
 static size_t wcount(int w)
 {
-    return w == W_AR8 ? 2 : w == W_AR4M ? (4u << 20) / sizeof(float) : (1u << 20) / sizeof(float);
+    return wfloats[w];
 }
 
 static size_t wbytes(int w)
 {
-    return wcount(w) * sizeof(float) * (w == W_A2A1M ? (size_t) nranks : 1);
+    return wcount(w) * sizeof(float) * (walltoall[w] ? (size_t) nranks : 1);
 }
 
 static void mpi_coll(int w, void *s, void *r)
 {
     const int c = (int) wcount(w);
-    if (w == W_A2A1M) {
+    if (walltoall[w]) {
         MPI_Alltoall(s, c, MPI_FLOAT, r, c, MPI_FLOAT, MPI_COMM_WORLD);
     } else {
         MPI_Allreduce(s, r, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -86,7 +92,7 @@ static void mpi_coll(int w, void *s, void *r)
 static int enq_coll(int w)
 {
     const int c = (int) wcount(w);
-    if (w == W_A2A1M) {
+    if (walltoall[w]) {
         return MPIX_Alltoall_enqueue(ds, c, MPI_FLOAT, dr, c, MPI_FLOAT, scomm);
     }
     return MPIX_Allreduce_enqueue(ds, dr, c, MPI_FLOAT, MPI_SUM, scomm);
@@ -96,7 +102,7 @@ static int nccl_coll(int w)
 {
     const size_t c = wcount(w);
     int rc = 0;
-    if (w != W_A2A1M) {
+    if (!walltoall[w]) {
         return nccl.all_reduce(ds, dr, c, NCCL_DL_FLOAT, NCCL_DL_SUM, nc, st);
     }
     rc |= nccl.group_start();
@@ -189,7 +195,7 @@ static int parse_list(const char *arg, double *v, int max)
 int main(int argc, char **argv)
 {
     double ktarget[8] = { 20, 200, 2000 };
-    int nk = 3, wsel[W_N] = { 1, 1, 1 }, reps = 3, ndev, lrank, nver = 0;
+    int nk = 3, wsel[W_N] = { 1, 1, 1, 0, 0 }, reps = 3, ndev, lrank, nver = 0;
     double loop_ms = 300;
     const char *csv = NULL;
     FILE *cf = NULL;

@@ -259,6 +259,32 @@ static long run_repeat(MPI_Comm c, int sk, int rk, size_t n, int t)
     return bad;
 }
 
+/* Device buffers on every rank, but one rank's application "works" between
+ * calls (it sleeps 60 us) while the others call back to back, the sleeper
+ * changing every 6 calls (wsize: nobody).  Only the busy ranks' own
+ * measure says so: from coll_gpu_persist_busy_min_bytes the engine leaves
+ * a call to the launched kernels when any rank posted "busy", and every
+ * rank must choose alike or the call never completes.  Inputs stay, the
+ * output is checked after the last call of each collective. */
+static long run_busy(MPI_Comm c, size_t n, int t)
+{
+    static const int ks[3] = { C_ALLREDUCE, C_ALLTOALL, C_ALLGATHER };
+    const struct timespec nap = { 0, 60000 };
+    long bad = 0;
+    for (int i = 0; i < 3; ++i) {
+        float *s, *r;
+        prepare(ks[i], K_DEV, K_DEV, n, t + i, 0, &s, &r);
+        for (int call = 0; call < 36; ++call) {
+            if (wrank == call / 6 % (wsize + 1)) {
+                nanosleep(&nap, NULL);
+            }
+            start(ks[i], s, r, n, 0, c, NULL);
+        }
+        bad += finish(ks[i], K_DEV, K_DEV, n, t + i, 0, s, r);
+    }
+    return bad;
+}
+
 /* The same nonblocking, all nine in flight at once with an Ibarrier among
  * them; late: the rank that starts them a few milliseconds after the
  * others (the early device ranks then find the peers' kinds not yet
@@ -521,6 +547,14 @@ int main(int argc, char **argv)
         record(0 == bad, what);
         MPI_Comm_free(&c);
     }
+    /* one rank busy between calls, the others not: the engine's choice
+     * for large calls must still agree */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    bad = run_busy(c, n, 5);
+    snprintf(what, sizeof(what), "blocking allreduce, alltoall, allgather 36 times, device "
+             "buffers, one rank sleeping 60 us before each call in turn, %zu B", n * 4);
+    record(0 == bad, what);
+    MPI_Comm_free(&c);
     /* blocking, a host rank late: on a communicator whose GPU engine is up
      * the device ranks' resident kernel starts before the kinds are known
      * and must drop the call once the late rank posts "host"; all-device

@@ -34,7 +34,9 @@ static int kind_of(int p, uint64_t c)
 {
     uint64_t x = (c / 3 + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t) (p + 1) * 0xbf58476d1ce4e5b9ull;
     x ^= x >> 31;
-    return (int) ((x ^ (c % 3 == 2 ? x >> 7 : 0)) & 1);
+    const int dev = (int) ((x ^ (c % 3 == 2 ? x >> 7 : 0)) & 1);
+    /* a device post may carry the busy bit, which changes on its own */
+    return dev && ((x >> 17) & 1) ? GPU_KIND_DEVICE | GPU_KIND_BUSY : dev;
 }
 
 static double now(void)
@@ -132,6 +134,12 @@ int main(void)
     check(GPU_OK == gpu_kind_read(w.slot, 1001, &k) && GPU_KIND_DEVICE == k, "call 1001 device");
     check(GPU_OK == gpu_kind_read(w.slot, 1002, &k) && GPU_KIND_HOST == k, "call 1002 host");
     check(GPU_OK == gpu_kind_read(w.slot, 5, &k) && GPU_KIND_HOST == k, "call 5 host");
+    (void) gpu_kind_post(&w, GPU_KIND_DEVICE | GPU_KIND_BUSY);
+    (void) gpu_kind_post(&w, GPU_KIND_DEVICE);
+    check(GPU_OK == gpu_kind_read(w.slot, 1003, &k) && (GPU_KIND_DEVICE | GPU_KIND_BUSY) == k,
+          "call 1003 device and busy");
+    check(GPU_OK == gpu_kind_read(w.slot, 1004, &k) && GPU_KIND_DEVICE == k,
+          "call 1004 device, not busy (a change point of its own)");
     gpu_kind_slot_release(&w);
     check(NULL == gpu_kind_slot_find(r, 7), "released slot not found");
     check(NULL != gpu_kind_slot_find(r, 7 + GPU_KIND_SLOTS), "the other key still found past it");
