@@ -294,7 +294,7 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     }
     const int direct = gpu_engine_direct_takes(c, bytes, NULL == req);
     int resident = !direct && gpu_engine_persistent(c, NULL, bytes, dt, NULL == req);
-    st = gpu_engine_pk_busy(c, bytes, &resident);
+    st = gpu_engine_pk_busy(c, bytes, GPU_ALGO_TWOSHOT == gpu_engine_choose(c, bytes), &resident);
     if (GPU_OK != st) {
         return st;
     }

@@ -187,9 +187,10 @@ void gpu_engine_wait_progress(gpu_engine_comm_t *c, unsigned spins);
  * one did not. */
 gpu_status_t gpu_engine_kind_settle(gpu_engine_comm_t *c);
 /* A blocking call the resident kernel would take (*resident): where it is
- * large (ll_bytes) and any rank is busy, the launched kernels instead;
- * settles the kinds to know.  GPU_ERR_UNSUPPORTED: a peer went host. */
-gpu_status_t gpu_engine_pk_busy(gpu_engine_comm_t *c, size_t ll_bytes, int *resident);
+ * large (ll_bytes), any rank is busy and the launched path has its areas
+ * (big: it needs the large ones), the launched kernels instead; settles
+ * the kinds to know.  GPU_ERR_UNSUPPORTED: a peer went host. */
+gpu_status_t gpu_engine_pk_busy(gpu_engine_comm_t *c, size_t ll_bytes, int big, int *resident);
 
 /* One process for every rank of a time-sliced GPU (gpu_engine_direct.c):
  * wanted (busids known; the same answer on every rank), and a blocking

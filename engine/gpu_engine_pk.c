@@ -154,13 +154,17 @@ int gpu_engine_app_busy(const gpu_engine_comm_t *c)
  * triad from 256 KiB per peer, where the launched kernels cost it nothing
  * measurable and the loop no time (2x H100, docs/results); back to back
  * the resident kernel stays (twice as fast there).  Every rank must choose
- * alike, so the choice waits for what all posted for this call.
+ * alike, so the choice waits for what all posted for this call.  Only
+ * where the launched path needs no area it does not have yet (big: the
+ * large areas, which every rank got or refused in one earlier call alike):
+ * a communicator that runs small calls keeps its small memory.
  */
-gpu_status_t gpu_engine_pk_busy(gpu_engine_comm_t *c, size_t ll_bytes, int *resident)
+gpu_status_t gpu_engine_pk_busy(gpu_engine_comm_t *c, size_t ll_bytes, int big, int *resident)
 {
     gpu_status_t st;
 
-    if (!*resident || 0 == c->p.persist_busy_min_bytes || ll_bytes < c->p.persist_busy_min_bytes) {
+    if (!*resident || 0 == c->p.persist_busy_min_bytes || ll_bytes < c->p.persist_busy_min_bytes ||
+        (big && GPU_BIG_READY != c->big_state)) {
         return GPU_OK;
     }
     if (c->kind_busy < 0 && NULL != c->kind_ops) {

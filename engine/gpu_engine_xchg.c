@@ -49,7 +49,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     desc.seq = c->seq + 1;
     if (NULL == req && gpu_engine_pk_fits(c, plan, dt)) {
         int resident = 1;
-        st = gpu_engine_pk_busy(c, plan->ll_bytes, &resident);
+        st = gpu_engine_pk_busy(c, plan->ll_bytes, 1, &resident);
         if (GPU_OK != st) {
             return st;
         }
