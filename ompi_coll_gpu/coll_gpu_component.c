@@ -227,8 +227,9 @@ static int mca_coll_gpu_register(void)
                      "between collectives on any rank of a communicator (coll_gpu_persist_gap_us), "
                      "blocking calls from this many bytes (per peer for exchanges) take the "
                      "launched kernels instead of the resident kernel, whose lines slow the "
-                     "application's next kernel; the ranks agree through their kind posts. 0: "
-                     "never; every rank must use the same value",
+                     "application's next kernel, where those kernels have their areas (no "
+                     "memory grows for it); the ranks agree through their kind posts. 0: never; "
+                     "every rank must use the same value",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->persist_busy_min_bytes);
     mca_coll_gpu_reg("paced", "Blocking device collectives run as host-paced rounds (copies, "

@@ -13,6 +13,7 @@ OUT=$1; G=${G:-$(pwd)/gnew}
 base=$OMPI_MCA_mca_base_component_path
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 CUDA_VISIBLE_DEVICES=0
 export OMPI_MCA_mca_base_component_path=$base:$G/.libs
+. docs/results/scripts/host_ab_rounds.sh
 M="mpirun --oversubscribe --bind-to none"
 mixed() { # label, mpirun args
   l=$1; shift
@@ -25,14 +26,7 @@ mixed() { # label, mpirun args
 }
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
-  echo "== host-buffer allreduce 8 B, 2 ranks bound to cores (median of 7 x 100000 calls, us)"
-  for round in 1 2 3 4 5 6 7 8; do
-    for sel in none new; do
-      case $sel in new) p=$base:$G/.libs; x="";; none) p=$base; x="--mca coll ^gpu";; esac
-      echo "-- round $round $sel: $(OMPI_MCA_mca_base_component_path=$p timeout 60 mpirun --bind-to core -np 2 $x \
-        "$G/test/bench/host_allreduce_lat" -s 8 -n 100000 -r 7 2>&1 | tail -1)"
-    done
-  done
+  host_ab_rounds 8
   echo "== without MPS"
   mixed nomps
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
