@@ -64,8 +64,9 @@ static size_t gpu_round_up(size_t x, size_t a)
  * Two allocations per rank.  The small one, made at setup: the one-shot's
  * flags and LL slots, the resident kernel's lines, the host-paced staging
  * (every nonblocking call) and, on stream communicators, the stream-ordered
- * lines and bulk slots: what calls up to about a MiB use.  The large one, made at the first blocking call that
- * launches a two-shot or exchange kernel: their flags and pipelined slots
+ * lines and bulk slots: what calls up to about a MiB use.  The large one,
+ * made at the first blocking call that launches a two-shot or exchange
+ * kernel: their flags and pipelined slots
  * (coll_gpu_scratch_bytes, coll_gpu_xchg_scratch_bytes).  A communicator
  * that never runs a large call never holds the large one.
  */

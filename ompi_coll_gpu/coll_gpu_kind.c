@@ -157,15 +157,16 @@ static int gpu_kind_wait_more(gpu_kind_wait_t *w)
     return 1;
 }
 
-/* What every rank posted for call: *all_dev, and (busy non-NULL, all
- * device) whether any rank, this one included, posted GPU_KIND_BUSY. */
+/* What the peers posted for call: *all_dev, and (busy non-NULL, all
+ * device) whether any peer posted GPU_KIND_BUSY. */
 static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                   int *busy, int *peer)
 {
     const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
-    int any_busy = 0, k;
+    int any_busy = 0;
 
     for (int q = 0; q < n; ++q) {
+        int k;
         gpu_status_t st;
         if (q == me) {
             continue;
@@ -186,10 +187,7 @@ static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *
     }
     *all_dev = 1;
     if (NULL != busy) {
-        /* my own post for that call: the newest, or an older one of a
-         * queued call */
-        *busy = any_busy || (GPU_OK == gpu_kind_read(m->kpost.slot, call, &k) &&
-                             0 != (k & GPU_KIND_BUSY));
+        *busy = any_busy;
     }
     return GPU_OK;
 }
@@ -242,7 +240,8 @@ static gpu_status_t gpu_kind_wait_peers(mca_coll_gpu_module_t *m, uint64_t call,
         }
     }
     if (GPU_OK == st && call == m->kcall) {
-        m->kbusy = *all_dev ? busy : 0;
+        /* with my own post for it, the newest */
+        m->kbusy = *all_dev && (busy || 0 != (m->kpost.kind & GPU_KIND_BUSY));
     }
     return st;
 }

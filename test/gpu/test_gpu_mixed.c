@@ -263,8 +263,9 @@ static long run_repeat(MPI_Comm c, int sk, int rk, size_t n, int t)
  * calls (it sleeps 60 us) while the others call back to back, the sleeper
  * changing every 6 calls (wsize: nobody).  Only the busy ranks' own
  * measure says so: from coll_gpu_persist_busy_min_bytes the engine leaves
- * a call to the launched kernels when any rank posted "busy", and every
- * rank must choose alike or the call never completes.  Inputs stay, the
+ * a call to the launched kernels when any rank posted "busy" (and those
+ * kernels have their areas: the one-shot allreduce always), and every rank
+ * must choose alike or the call never completes.  Inputs stay, the
  * output is checked after the last call of each collective. */
 static long run_busy(MPI_Comm c, size_t n, int t)
 {
