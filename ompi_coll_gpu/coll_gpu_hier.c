@@ -18,60 +18,40 @@
 #include "ompi/runtime/mpiruntime.h"
 
 #include "topo/gpu_topo.h"
+#include "util/gpu_nodes.h"
 #if GPUCOLL_HAVE_UCX
 #include "hier/gpu_hier.h"
 #include "ucx_transport/gpu_ucx.h"
 #endif
 
-/* node of every rank: hosts numbered by their first rank, each split into
- * V contiguous groups of its ranks, renumbered by first rank; returns the
- * node count or -1.  *threads: some rank runs MPI_THREAD_MULTIPLE. */
+/* node of every rank (util/gpu_nodes.h: hosts numbered by their first rank,
+ * each split into coll_gpu_virtual_nodes groups); returns the node count or
+ * -1.  *threads: some rank runs MPI_THREAD_MULTIPLE. */
 static int mca_coll_gpu_nodes(mca_coll_gpu_module_t *m, int *node_of, uint64_t *host,
                               int *threads)
 {
     const int n = ompi_comm_size(m->comm);
-    const int V = mca_coll_gpu_component.virtual_nodes > 1 ? mca_coll_gpu_component.virtual_nodes
-                                                           : 1;
     const uint64_t me = gpu_topo_host_id(gpu_topo_host_hash(), mca_coll_gpu_node_key(m->comm));
     const uint64_t mine[2] = { me, ompi_mpi_thread_multiple ? 1 : 0 };
     uint64_t *both = malloc(2 * sizeof(uint64_t) * (size_t) n);   /* host, threads per rank */
-    int *host_of = malloc(sizeof(int) * (size_t) n), *lrank = malloc(sizeof(int) * (size_t) n);
-    int *lsize = calloc((size_t) n, sizeof(int)), *raw = malloc(sizeof(int) * (size_t) n);
-    int nh = 0, nn = -1;
+    uint64_t *hosts = malloc(sizeof(uint64_t) * (size_t) n);
+    int nn = -1;
 
     /* bounded by coll_gpu_timeout, like every setup exchange */
-    if (NULL == both || NULL == host_of || NULL == lrank || NULL == lsize ||
-        NULL == raw || GPU_OK != mca_coll_gpu_boot_ops.allgather(m, mine, both, sizeof(mine))) {
+    if (NULL == both || NULL == hosts ||
+        GPU_OK != mca_coll_gpu_boot_ops.allgather(m, mine, both, sizeof(mine))) {
         goto out;
     }
     *threads = 0;
     for (int r = 0; r < n; ++r) {
-        int q = 0;
+        hosts[r] = both[2 * r];
         *threads |= 0 != both[2 * r + 1];
-        while (q < r && both[2 * q] != both[2 * r]) {
-            ++q;
-        }
-        host_of[r] = q < r ? host_of[q] : nh++;
-        lrank[r] = lsize[host_of[r]]++;
     }
-    for (int r = 0; r < n; ++r) {
-        raw[r] = host_of[r] * V + lrank[r] * V / lsize[host_of[r]];
-    }
-    nn = 0;
-    for (int r = 0; r < n; ++r) {
-        int q = 0;
-        while (q < r && raw[q] != raw[r]) {
-            ++q;
-        }
-        node_of[r] = q < r ? node_of[q] : nn++;
-    }
+    nn = gpu_nodes_split(n, hosts, mca_coll_gpu_component.virtual_nodes, node_of);
     *host = me;
 out:
+    free(hosts);
     free(both);
-    free(raw);
-    free(lsize);
-    free(lrank);
-    free(host_of);
     return nn;
 }
 

@@ -139,6 +139,7 @@ gpu_status_t gpu_kind_slot_claim(gpu_kind_board_t *b, uint64_t key, gpu_kind_pos
     if (NULL == take) {
         return GPU_ERR_NO_MEMORY;
     }
+    take->was_key = 0;
     take->pub = 0;
     take->nchg = 0;
     __atomic_store_n(&take->key, key + 1, __ATOMIC_RELEASE);
@@ -152,6 +153,7 @@ void gpu_kind_slot_release(gpu_kind_post_t *w)
 {
     if (NULL != w->slot) {
         w->slot->freed_at = gpu_kind_now_s();
+        w->slot->was_key = w->slot->key;
         __atomic_store_n(&w->slot->key, GPU_KIND_FREED, __ATOMIC_RELEASE);
         w->slot = NULL;
     }
@@ -171,6 +173,30 @@ gpu_kind_slot_t *gpu_kind_slot_find(gpu_kind_board_t *b, uint64_t key)
         }
     }
     return NULL;
+}
+
+gpu_kind_slot_t *gpu_kind_slot_find_last(gpu_kind_board_t *b, uint64_t key, int *freed)
+{
+    const size_t h = gpu_kind_hash(key);
+    gpu_kind_slot_t *gone = NULL;
+    /* a live slot of the key wins: the owner made the key's communicator
+     * again (a freed one of it may lie earlier on the probe) */
+    for (size_t i = 0; i < GPU_KIND_SLOTS; ++i) {
+        gpu_kind_slot_t *s = &b->slot[(h + i) % GPU_KIND_SLOTS];
+        const uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+        if (k == key + 1) {
+            *freed = 0;
+            return s;
+        }
+        if (GPU_KIND_FREED == k && s->was_key == key + 1 && NULL == gone) {
+            gone = s;
+        }
+        if (0 == k) {
+            break;
+        }
+    }
+    *freed = NULL != gone;
+    return gone;
 }
 
 int gpu_kind_room(const gpu_kind_post_t *w, uint64_t min_reader_pub)

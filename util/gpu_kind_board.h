@@ -56,7 +56,8 @@ typedef struct gpu_kind_slot {
     volatile uint64_t pub;        /* calls entered (the next call's number) */
     volatile uint64_t nchg;       /* change points recorded */
     volatile uint64_t freed_at;   /* seconds (CLOCK_MONOTONIC) the slot was let go */
-    uint64_t pad[4];
+    volatile uint64_t was_key;    /* key + 1 of a freed slot, until it is taken again */
+    uint64_t pad[3];
     volatile uint64_t chg[GPU_KIND_CHANGES];   /* call << GPU_KIND_BITS | kind */
 } gpu_kind_slot_t;
 
@@ -85,6 +86,11 @@ gpu_status_t gpu_kind_slot_claim(gpu_kind_board_t *b, uint64_t key, gpu_kind_pos
 void gpu_kind_slot_release(gpu_kind_post_t *w);
 /* Peer: the slot of key, or NULL while the owner has not claimed it. */
 gpu_kind_slot_t *gpu_kind_slot_find(gpu_kind_board_t *b, uint64_t key);
+/* The same, or the slot the owner let go (its communicator freed) and has
+ * not taken again: a rank on another node may still ask what the owner
+ * posted for one of its last calls (a rooted collective completes early).
+ * *freed says which. */
+gpu_kind_slot_t *gpu_kind_slot_find_last(gpu_kind_board_t *b, uint64_t key, int *freed);
 
 /* Post this call's kind; returns its number.  A change of kind records a
  * change point: when gpu_kind_full says the points are all kept, first wait

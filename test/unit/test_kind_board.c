@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gpu_kind_board.h"
+#include "gpu_nodes.h"
 
 static int npass, nfail;
 
@@ -140,10 +141,28 @@ int main(void)
           "call 1003 device and busy");
     check(GPU_OK == gpu_kind_read(w.slot, 1004, &k) && GPU_KIND_DEVICE == k,
           "call 1004 device, not busy (a change point of its own)");
-    gpu_kind_slot_release(&w);
-    check(NULL == gpu_kind_slot_find(r, 7), "released slot not found");
+    {
+        int freed = -1;
+        check(gpu_kind_slot_find_last(r, 7, &freed) == gpu_kind_slot_find(r, 7) && 0 == freed,
+              "find_last gives the live slot");
+        gpu_kind_slot_release(&w);
+        check(NULL == gpu_kind_slot_find(r, 7), "released slot not found");
+        /* a rank on another node may still ask about the last calls */
+        gpu_kind_slot_t *last = gpu_kind_slot_find_last(r, 7, &freed);
+        check(NULL != last && 1 == freed, "find_last gives the freed slot");
+        check(NULL != last && GPU_OK == gpu_kind_read(last, 1004, &k) && GPU_KIND_DEVICE == k,
+              "the freed slot still reads its last call");
+        check(NULL != last && GPU_INPROGRESS == gpu_kind_read(last, 1005, &k),
+              "a call the owner never made reads not yet");
+        check(NULL == gpu_kind_slot_find_last(r, 8, &freed), "find_last of an unknown key");
+    }
     check(NULL != gpu_kind_slot_find(r, 7 + GPU_KIND_SLOTS), "the other key still found past it");
     check(GPU_OK == gpu_kind_slot_claim(b, 7, &w), "reclaim");
+    {
+        int freed = -1;
+        check(gpu_kind_slot_find_last(r, 7, &freed) == gpu_kind_slot_find(r, 7) && 0 == freed,
+              "reclaimed: find_last gives the new slot");
+    }
     check(GPU_INPROGRESS == gpu_kind_read(gpu_kind_slot_find(r, 7), 0, &k), "reclaimed slot starts empty");
     /* fill the history, then a reader lagging at call 0 blocks the oldest point */
     for (int c = 0; c < GPU_KIND_CHANGES; ++c) {
@@ -155,6 +174,29 @@ int main(void)
     gpu_kind_board_close(r);
     gpu_kind_board_close(b);
     gpu_kind_board_unlink(n0);
+
+    /* nodes: hosts split into virtual nodes in rank order */
+    {
+        const uint64_t host[8] = { 5, 9, 5, 9, 5, 9, 5, 9 };
+        const uint64_t one[4] = { 3, 3, 3, 3 };
+        int node_of[8], want2[8] = { 0, 1, 0, 1, 2, 3, 2, 3 }, want1[8] = { 0, 1, 0, 1, 0, 1, 0, 1 };
+        int ok = 2 == gpu_nodes_split(8, host, 1, node_of);
+        for (int i = 0; i < 8; ++i) {
+            ok &= node_of[i] == want1[i];
+        }
+        check(ok, "two hosts interleaved: two nodes");
+        ok = 4 == gpu_nodes_split(8, host, 2, node_of);
+        for (int i = 0; i < 8; ++i) {
+            ok &= node_of[i] == want2[i];
+        }
+        check(ok, "two hosts, two virtual nodes each: first half and second half of each host");
+        check(2 == gpu_nodes_split(4, one, 2, node_of) && 0 == node_of[1] && 1 == node_of[2],
+              "one host of 4 ranks split in 2");
+        check(4 == gpu_nodes_split(4, one, 8, node_of) && 3 == node_of[3],
+              "more virtual nodes than ranks: one rank each");
+        check(gpu_nodes_name_key("nodeA") != gpu_nodes_name_key("nodeB") &&
+              gpu_nodes_name_key("nodeA") == gpu_nodes_name_key("nodeA"), "host name keys");
+    }
 
     /* two processes */
     {
