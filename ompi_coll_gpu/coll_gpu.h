@@ -93,6 +93,7 @@ typedef struct mca_coll_gpu_component_t {
     char *topo_dump;
     int hier;
     int virtual_nodes;
+    int kind_across_nodes;
     unsigned long net_slot_bytes;
     int net_slots;
     int net_direct;
@@ -170,6 +171,9 @@ typedef struct mca_coll_gpu_module_t {
     /* the buffers of the last blocking host-buffer call (both host memory;
      * mca_coll_gpu_host_again) */
     const void *hsend, *hrecv;
+    /* across nodes: the query service and this rank's node map
+     * (coll_gpu_kind_net.c) */
+    struct mca_coll_gpu_knet *knet;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -225,6 +229,23 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **
 gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                     int *peer);
 void mca_coll_gpu_kind_fini(void);
+/* What rank q posted for call (GPU_INPROGRESS: not yet); freed: the
+ * communicator was freed here, so q's freed slot is this one's */
+gpu_status_t mca_coll_gpu_kind_read_rank(mca_coll_gpu_module_t *m, int q, uint64_t call,
+                                         int freed, int *kind);
+
+/* Memory kinds across nodes (coll_gpu_kind_net.c).  attach (from kind
+ * attach, a communicator that spans nodes): post the query receive; 0 when
+ * not possible (the communicator then trusts, as before).  local: my node's
+ * ranks but me (-1: no map).  remote: the other nodes' kinds for call,
+ * asked of their speakers: GPU_OK with *all_dev, or an error about *peer
+ * (GPU_ERR_UNSUPPORTED: no map). */
+int mca_coll_gpu_knet_attach(mca_coll_gpu_module_t *m);
+void mca_coll_gpu_knet_detach(mca_coll_gpu_module_t *m);
+int mca_coll_gpu_knet_local(mca_coll_gpu_module_t *m, const int **ranks);
+gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
+                                      int *peer);
+void mca_coll_gpu_knet_fini(void);
 int mca_coll_gpu_kind_settle(mca_coll_gpu_module_t *m, const char *what, int *go_dev);
 /* The native path, before (1) and after (0) its engine call: the call's
  * number and, if not agreed yet, how the engine asks. */

@@ -82,6 +82,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .topo_dump = NULL,
     .hier = 1,
     .virtual_nodes = 0,
+    .kind_across_nodes = 1,
     .net_slot_bytes = 4ul * 1024 * 1024,
     .net_slots = 4,
     .net_direct = -1,
@@ -300,6 +301,12 @@ static int mca_coll_gpu_register(void)
                      "rank order) as if they were separate hosts: no CUDA IPC between them, "
                      "UCX instead (for testing the inter-node path on one machine; 0 or 1: off)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->virtual_nodes);
+    mca_coll_gpu_reg("kind_across_nodes", "On a communicator that spans nodes, a blocking device "
+                     "collective first asks one rank of each other node what its ranks passed "
+                     "(one round trip), so that ranks passing host memory elsewhere give the "
+                     "right result instead of a timeout (1); 0 trusts that every rank passes "
+                     "device memory, as with NCCL; every rank must use the same value",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->kind_across_nodes);
     mca_coll_gpu_reg("net_slot_bytes", "Bytes of one inter-node pipeline slice (one pinned "
                      "bounce slot, or device slot when UCX takes CUDA memory)",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6, &c->net_slot_bytes);
@@ -414,6 +421,7 @@ static int mca_coll_gpu_close(void)
 {
     mca_coll_gpu_request_fini();
     mca_coll_gpu_persistent_fini();
+    mca_coll_gpu_knet_fini();
     mca_coll_gpu_kind_fini();
     mca_coll_gpu_trace_fini();
     gpu_log_set_sink(NULL, 0);

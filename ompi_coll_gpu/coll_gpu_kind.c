@@ -46,7 +46,7 @@ void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node)
     const int n = ompi_comm_size(m->comm);
     const opal_process_name_t me = opal_proc_local_get()->proc_name;
 
-    if (n < 2 || !one_node || n > GPU_KIND_PEERS) {
+    if (n < 2 || n > GPU_KIND_PEERS || (!one_node && !mca_coll_gpu_component.kind_across_nodes)) {
         return;
     }
     for (int i = 0; i < n; ++i) {
@@ -71,14 +71,20 @@ void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node)
     OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
     if (NULL != m->kpost.slot) {
         m->kpeer = calloc((size_t) n, sizeof(*m->kpeer));
-        if (NULL == m->kpeer) {
+        /* across nodes the other nodes answer queries (coll_gpu_kind_net.c) */
+        if (NULL == m->kpeer || (!one_node && !mca_coll_gpu_knet_attach(m))) {
+            OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
             gpu_kind_slot_release(&m->kpost);
+            OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
+            free(m->kpeer);
+            m->kpeer = NULL;
         }
     }
 }
 
 void mca_coll_gpu_kind_detach(mca_coll_gpu_module_t *m)
 {
+    mca_coll_gpu_knet_detach(m);
     if (NULL != m->kpost.slot) {
         OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
         gpu_kind_slot_release(&m->kpost);
@@ -102,8 +108,10 @@ void mca_coll_gpu_kind_fini(void)
 }
 
 /* Peer q's slot for this communicator: GPU_INPROGRESS while its board or
- * slot does not exist yet. */
-static gpu_status_t gpu_kind_peer_slot(mca_coll_gpu_module_t *m, int q)
+ * slot does not exist yet.  freed: also the slot q let go when it freed the
+ * communicator (only for a communicator freed here too: before that, a
+ * freed slot of the same key may be an earlier communicator's). */
+static gpu_status_t gpu_kind_peer_slot(mca_coll_gpu_module_t *m, int q, int freed)
 {
     const ompi_proc_t *p = ompi_comm_peer_lookup(m->comm, q);
     gpu_kind_board_t *b = NULL;
@@ -130,7 +138,30 @@ static gpu_status_t gpu_kind_peer_slot(mca_coll_gpu_module_t *m, int q)
         return st;
     }
     m->kpeer[q] = gpu_kind_slot_find(b, mca_coll_gpu_comm_key(m->comm));
+    if (NULL == m->kpeer[q] && freed) {
+        int gone;
+        m->kpeer[q] = gpu_kind_slot_find_last(b, mca_coll_gpu_comm_key(m->comm), &gone);
+    }
     return NULL != m->kpeer[q] ? GPU_OK : GPU_INPROGRESS;
+}
+
+gpu_status_t mca_coll_gpu_kind_read_rank(mca_coll_gpu_module_t *m, int q, uint64_t call,
+                                         int freed, int *kind)
+{
+    gpu_status_t st = NULL != m->kpeer[q] ? GPU_OK : gpu_kind_peer_slot(m, q, freed);
+    return GPU_OK == st ? gpu_kind_read(m->kpeer[q], call, kind) : st;
+}
+
+/* The peers whose boards this rank reads: every other rank, or across
+ * nodes those of its own node (the others answer queries) */
+static int gpu_kind_readers(mca_coll_gpu_module_t *m, const int **list)
+{
+    const int nl = NULL != m->knet ? mca_coll_gpu_knet_local(m, list) : -1;
+    if (nl < 0) {
+        *list = NULL;
+        return ompi_comm_size(m->comm);
+    }
+    return nl;
 }
 
 /* Spin briefly (the peers of a tight loop post within a microsecond),
@@ -162,19 +193,19 @@ static int gpu_kind_wait_more(gpu_kind_wait_t *w)
 static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                   int *busy, int *peer)
 {
-    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    const int me = ompi_comm_rank(m->comm);
+    const int *list;
+    const int n = gpu_kind_readers(m, &list);
     int any_busy = 0;
 
-    for (int q = 0; q < n; ++q) {
+    for (int i = 0; i < n; ++i) {
+        const int q = NULL != list ? list[i] : i;
         int k;
         gpu_status_t st;
         if (q == me) {
             continue;
         }
-        st = NULL != m->kpeer[q] ? GPU_OK : gpu_kind_peer_slot(m, q);
-        if (GPU_OK == st) {
-            st = gpu_kind_read(m->kpeer[q], call, &k);
-        }
+        st = mca_coll_gpu_kind_read_rank(m, q, call, 0, &k);
         if (GPU_OK != st) {
             *peer = q;
             return st;
@@ -202,24 +233,30 @@ gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int
  * oldest change point kept. */
 static int gpu_kind_make_room(mca_coll_gpu_module_t *m, const char *what, gpu_kind_wait_t *w)
 {
-    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    const int me = ompi_comm_rank(m->comm);
+    const int *list;
+    /* across nodes only the readers of this node count: a rank elsewhere
+     * asks this node's speaker, which reads at once, so history it needs
+     * is lost only to a node that ran 24 kind changes ahead of it */
+    const int n = gpu_kind_readers(m, &list);
     for (;;) {
         uint64_t lo = UINT64_MAX;
-        int q = 0;
-        for (; q < n; ++q) {
+        int i = 0, q = -1;
+        for (; i < n; ++i) {
+            q = NULL != list ? list[i] : i;
             if (q == me) {
                 continue;
             }
-            if (NULL == m->kpeer[q] && GPU_OK != gpu_kind_peer_slot(m, q)) {
+            if (NULL == m->kpeer[q] && GPU_OK != gpu_kind_peer_slot(m, q, 0)) {
                 break;
             }
             lo = m->kpeer[q]->pub < lo ? m->kpeer[q]->pub : lo;
         }
-        if (q == n && gpu_kind_room(&m->kpost, lo)) {
+        if (i == n && gpu_kind_room(&m->kpost, lo)) {
             return MPI_SUCCESS;
         }
         if (!gpu_kind_wait_more(w)) {
-            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, q < n ? q : -1);
+            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, i < n ? q : -1);
         }
     }
 }
@@ -252,6 +289,30 @@ static int gpu_kind_wait_all(mca_coll_gpu_module_t *m, uint64_t call, const char
     int all_dev, peer = -1;
     const gpu_status_t st = gpu_kind_wait_peers(m, call, &all_dev, &peer);
 
+    if (GPU_OK != st) {
+        return mca_coll_gpu_error(m->comm->c_name, what, st, peer);
+    }
+    *go_dev = all_dev;
+    return MPI_SUCCESS;
+}
+
+/* A blocking device call on a communicator across nodes: my node's posts
+ * from the board, the other nodes' from their speakers; before anything is
+ * set up or moved, so that every rank goes the same way. */
+static int gpu_kind_across(mca_coll_gpu_module_t *m, uint64_t call, const char *what,
+                           int *go_dev)
+{
+    const int *list;
+    int all_dev = 1, peer = -1;
+    gpu_status_t st = GPU_OK;
+
+    if (mca_coll_gpu_knet_local(m, &list) < 0) {
+        return MPI_SUCCESS;   /* no map (a node of over 256 ranks): as before, trusted */
+    }
+    st = gpu_kind_wait_peers(m, call, &all_dev, &peer);
+    if (GPU_OK == st && all_dev) {
+        st = mca_coll_gpu_knet_remote(m, call, &all_dev, &peer);
+    }
     if (GPU_OK != st) {
         return mca_coll_gpu_error(m->comm->c_name, what, st, peer);
     }
@@ -362,6 +423,11 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **
     call = gpu_kind_post(&m->kpost, kind);
     m->kcall = call;
     m->kbusy = -1;   /* not known until the peers' posts are read */
+    if (NULL != m->knet) {
+        /* across nodes only a blocking device call asks: a nonblocking one
+         * stages through Open MPI's nonblocking form on every rank alike */
+        return NULL == req && dev ? gpu_kind_across(m, call, what, go_dev) : MPI_SUCCESS;
+    }
     if (NULL != req) {
         /* a host call with nothing queued starts now: the fast path of a
          * host-buffer program; a device call starts now when its peers

@@ -120,6 +120,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->kreissue = NULL;
     m->stream_comm = 0;
     m->hsend = m->hrecv = NULL;
+    m->knet = NULL;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)

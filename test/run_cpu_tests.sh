@@ -52,6 +52,17 @@ for np in 1 2 4; do
       echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
   done
 done
+# communicators across two (virtual) nodes: every rank posts its kinds and
+# keeps a query receive on each communicator (coll_gpu_kind_net.c), freed
+# communicators linger as ghosts; host collectives must not notice
+for np in 2 4; do
+  run "enabled module (driver stand-in), host collectives across 2 virtual nodes, np $np" sh -c "
+    out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+  run "enabled module (driver stand-in), MPI_THREAD_MULTIPLE across 2 virtual nodes, np $np" sh -c "
+    out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_host_threads 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+done
 for np in 2 4; do
   run "enabled module (driver stand-in), MPI_THREAD_MULTIPLE: 4 threads on 4 communicators at once, np $np" sh -c "
     out=\$($FAKE $MPIRUN --oversubscribe -np $np $B/test/mpi/test_host_threads 2>&1) || { echo \"\$out\"; exit 1; }

@@ -60,6 +60,13 @@ for np in $NPS; do
     PROG=test_gpu_mixed one "$np" mixed "$by" "$@"
   done
 done
+# mixed kinds across (virtual) nodes: a device rank asks the other nodes
+# what their ranks passed (coll_gpu_kind_net.c); one rank a node and two
+for by in $SIZES; do
+  for np in $NPS; do
+    PROG=test_gpu_mixed one "$np" mixed "$by" --mca coll_gpu_virtual_nodes 2 "$@"
+  done
+done
 # across (virtual) nodes: nonblocking calls stage through libnbc's forms;
 # with threads the communicator stages altogether (one UCX worker)
 one 2 threads 262144 --mca coll_gpu_virtual_nodes 2 "$@"
