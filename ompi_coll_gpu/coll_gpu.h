@@ -246,6 +246,12 @@ int mca_coll_gpu_knet_local(mca_coll_gpu_module_t *m, const int **ranks);
 gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                       int *peer);
 void mca_coll_gpu_knet_fini(void);
+/* After a wait for call timed out: which rank has not posted it (-1: none
+ * found), for the error message.  My node's from the board at once, the
+ * other nodes' by asking their first ranks; GPU_INPROGRESS while answers
+ * are due (at most limit_s).  Never waits: progress may call it. */
+gpu_status_t mca_coll_gpu_knet_ask(mca_coll_gpu_module_t *m, uint64_t call, double limit_s,
+                                   int *missing);
 int mca_coll_gpu_kind_settle(mca_coll_gpu_module_t *m, const char *what, int *go_dev);
 /* The native path, before (1) and after (0) its engine call: the call's
  * number and, if not agreed yet, how the engine asks. */

@@ -307,10 +307,11 @@ static int gpu_kind_across(mca_coll_gpu_module_t *m, uint64_t call, const char *
     gpu_status_t st = GPU_OK;
 
     if (mca_coll_gpu_knet_local(m, &list) < 0) {
-        return MPI_SUCCESS;   /* no map (a node of over 256 ranks): as before, trusted */
+        return MPI_SUCCESS;   /* no map (a node of over 64 ranks): as before, trusted */
     }
     st = gpu_kind_wait_peers(m, call, &all_dev, &peer);
     if (GPU_OK == st && all_dev) {
+        peer = -1;   /* the local wait may have named a peer that came since */
         st = mca_coll_gpu_knet_remote(m, call, &all_dev, &peer);
     }
     if (GPU_OK != st) {

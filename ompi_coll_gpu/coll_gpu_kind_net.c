@@ -61,11 +61,13 @@
 #define GPU_KNET_TAG_QUERY (-8)
 #define GPU_KNET_TAG_REPLY (-7)
 #define GPU_KNET_MAGIC 0x6b6e657431000000ull   /* "knet1", low bytes: member count */
-#define GPU_KNET_MEMBERS 256                   /* of one node in one query */
+#define GPU_KNET_STATUS_Q (1ull << 16)         /* "who has not posted it?", answered at once */
+#define GPU_KNET_MEMBERS 64                    /* of one node in one query */
 #define GPU_KNET_GHOSTS 32
 #define GPU_KNET_SENDS 64
+#define GPU_KNET_HELD 8                        /* queries kept per communicator */
 
-enum { GPU_KNET_DEVICE = 1, GPU_KNET_HOST = 0, GPU_KNET_ERROR = -1 };
+enum { GPU_KNET_DEVICE = 1, GPU_KNET_HOST = 0, GPU_KNET_ERROR = -1, GPU_KNET_STATUS = 2 };
 
 /* a query: magic | nmem, communicator key, call, then the node's ranks */
 typedef struct {
@@ -73,17 +75,22 @@ typedef struct {
     int32_t rank[GPU_KNET_MEMBERS];
 } gpu_knet_query_t;
 
-/* an answer: the same key and call, and the verdict */
+/* an answer: the same key and call, and the verdict; to a status query,
+ * the first of the node's ranks that has not posted the call (-1: none) */
 typedef struct {
     uint64_t head, key, call;
-    int64_t verdict;
+    int64_t verdict, missing;
 } gpu_knet_reply_t;
 
 struct mca_coll_gpu_knet {
     mca_coll_gpu_module_t *m;
     ompi_request_t *rreq;          /* the posted query receive */
     gpu_knet_query_t q;            /* what it receives */
-    int held;                      /* q is a query waiting for its node's posts */
+    struct {                       /* queries waiting for their node's posts */
+        gpu_knet_query_t q;
+        int src;
+    } hq[GPU_KNET_HELD];
+    int nheld;
     int freed;                     /* the communicator was freed: a ghost */
     int closing;                   /* the receive is being cancelled */
     /* queries answered for the newest call asked about: a speaker whose
@@ -99,6 +106,14 @@ struct mca_coll_gpu_knet {
     gpu_knet_query_t *out;         /* one query per node */
     gpu_knet_reply_t *in;          /* one answer per node */
     ompi_request_t **ireq;
+    /* who has not posted a call, asked when a wait timed out (names the
+     * rank in the error): one round at a time per communicator */
+    gpu_knet_query_t *sout;
+    gpu_knet_reply_t *sin;
+    ompi_request_t **sreq;
+    int asking, ask_missing;
+    uint64_t ask_call;
+    double ask_until;
 };
 
 typedef struct mca_coll_gpu_knet gpu_knet_t;
@@ -171,6 +186,9 @@ static void gpu_knet_free(gpu_knet_t *k)
     free(k->out);
     free(k->in);
     free(k->ireq);
+    free(k->sout);
+    free(k->sin);
+    free(k->sreq);
     free(k);
 }
 
@@ -209,20 +227,43 @@ static gpu_status_t gpu_knet_verdict(gpu_knet_t *k, const gpu_knet_query_t *q, i
     return GPU_OK;
 }
 
-/* Answer the query k holds if its node has posted: send, repost. */
-static int gpu_knet_answer(gpu_knet_t *k, int *repost)
+/* The first rank of q's that has not posted q's call, or -1 */
+static int gpu_knet_missing_of(gpu_knet_t *k, const gpu_knet_query_t *q)
 {
-    const int src = k->rreq->req_status.MPI_SOURCE;
-    int verdict, slot = -1;
-
-    *repost = 0;
-    if (GPU_KNET_MAGIC != (k->q.head & ~0xffffull) ||
-        k->q.key != mca_coll_gpu_comm_key(k->m->comm)) {
-        *repost = 1;   /* not a query of ours for this communicator: drop it */
-        return 0;
+    mca_coll_gpu_module_t *m = k->m;
+    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    const int nmem = (int) (q->head & 0xffff) < GPU_KNET_MEMBERS ? (int) (q->head & 0xffff)
+                                                                : GPU_KNET_MEMBERS;
+    for (int i = 0; i < nmem; ++i) {
+        const int r = q->rank[i];
+        int kind;
+        if (r < 0 || r >= n) {
+            continue;
+        }
+        if (GPU_INPROGRESS == (r == me ? (NULL != m->kpost.slot
+                                              ? gpu_kind_read(m->kpost.slot, q->call, &kind)
+                                              : GPU_INPROGRESS)
+                                       : mca_coll_gpu_kind_read_rank(m, r, q->call, k->freed,
+                                                                     &kind))) {
+            return r;
+        }
     }
-    if (GPU_INPROGRESS == gpu_knet_verdict(k, &k->q, &verdict)) {
-        k->held = 1;
+    return -1;
+}
+
+/* Answer query q from src, unless its node has not posted the call yet
+ * (1: answered or dropped, 0: keep it) */
+static int gpu_knet_answer(gpu_knet_t *k, const gpu_knet_query_t *q, int src)
+{
+    int verdict, slot = -1, missing = -1;
+
+    if (GPU_KNET_MAGIC != (q->head & ~0x1ffffull) || q->key != mca_coll_gpu_comm_key(k->m->comm)) {
+        return 1;   /* not a query of ours for this communicator: dropped */
+    }
+    if (q->head & GPU_KNET_STATUS_Q) {
+        verdict = GPU_KNET_STATUS;
+        missing = gpu_knet_missing_of(k, q);
+    } else if (GPU_INPROGRESS == gpu_knet_verdict(k, q, &verdict)) {
         return 0;
     }
     for (int i = 0; i < GPU_KNET_SENDS && slot < 0; ++i) {
@@ -234,22 +275,60 @@ static int gpu_knet_answer(gpu_knet_t *k, int *repost)
         }
     }
     if (slot < 0) {
-        k->held = 1;   /* every answer buffer in flight: later */
-        return 0;
+        return 0;   /* every answer buffer in flight: later */
     }
-    gpu_knet.send[slot].msg = (gpu_knet_reply_t) { .head = GPU_KNET_MAGIC, .key = k->q.key,
-                                                   .call = k->q.call, .verdict = verdict };
-    k->held = 0;
-    *repost = 1;
-    if (k->q.call == k->acall) {
+    gpu_knet.send[slot].msg = (gpu_knet_reply_t) { .head = GPU_KNET_MAGIC, .key = q->key,
+                                                   .call = q->call, .verdict = verdict,
+                                                   .missing = missing };
+    if (GPU_KNET_STATUS == verdict) {
+        /* not counted: a status query comes from a rank that gave up */
+    } else if (q->call == k->acall) {
         ++k->acount;
-    } else if (k->q.call > k->acall || 0 == k->acount) {
-        k->acall = k->q.call;
+    } else if (q->call > k->acall || 0 == k->acount) {
+        k->acall = q->call;
         k->acount = 1;
     }
-    return MCA_PML_CALL(isend(&gpu_knet.send[slot].msg, sizeof(gpu_knet_reply_t), MPI_BYTE, src,
-                              GPU_KNET_TAG_REPLY, MCA_PML_BASE_SEND_STANDARD, k->m->comm,
-                              &gpu_knet.send[slot].req));
+    if (OMPI_SUCCESS != MCA_PML_CALL(isend(&gpu_knet.send[slot].msg, sizeof(gpu_knet_reply_t),
+                                           MPI_BYTE, src, GPU_KNET_TAG_REPLY,
+                                           MCA_PML_BASE_SEND_STANDARD, k->m->comm,
+                                           &gpu_knet.send[slot].req))) {
+        gpu_knet.send[slot].req = NULL;
+        opal_output_verbose(1, mca_coll_gpu_component.output,
+                            "coll/gpu: %s: could not answer a memory-kind query from rank %d",
+                            k->m->comm->c_name, src);
+    }
+    return 1;
+}
+
+/* k's work: the queries kept for their node's posts, then the one just
+ * received (kept too when it must wait, so that the receive is posted
+ * again at once: a status query must never queue behind one that waits).
+ * 1 while some query still waits. */
+static int gpu_knet_serve(gpu_knet_t *k, int *done)
+{
+    for (int i = 0; i < k->nheld;) {
+        if (gpu_knet_answer(k, &k->hq[i].q, k->hq[i].src)) {
+            k->hq[i] = k->hq[--k->nheld];
+            ++*done;
+        } else {
+            ++i;
+        }
+    }
+    if (!k->closing && NULL != k->rreq && REQUEST_COMPLETE(k->rreq) &&
+        !k->rreq->req_status._cancelled) {
+        const int src = k->rreq->req_status.MPI_SOURCE;
+        if (gpu_knet_answer(k, &k->q, src)) {
+            ++*done;
+        } else if (k->nheld < GPU_KNET_HELD) {
+            k->hq[k->nheld].q = k->q;
+            k->hq[k->nheld++].src = src;
+        } else {
+            return 1;   /* full: this one stays in the receive buffer until room */
+        }
+        ompi_request_free(&k->rreq);
+        (void) gpu_knet_post(k);
+    }
+    return k->nheld > 0;
 }
 
 static int gpu_knet_progress(void)
@@ -266,27 +345,10 @@ static int gpu_knet_progress(void)
     inside = 1;
     gpu_knet.arrived = 0;
     for (int i = 0; i < gpu_knet.nall; ++i) {
-        gpu_knet_t *k = gpu_knet.all[i];
-        int repost;
-        if (k->closing || NULL == k->rreq || !REQUEST_COMPLETE(k->rreq) ||
-            k->rreq->req_status._cancelled) {
-            continue;
-        }
-        if (OMPI_SUCCESS != gpu_knet_answer(k, &repost)) {
-            opal_output_verbose(1, mca_coll_gpu_component.output,
-                                "coll/gpu: %s: could not answer a memory-kind query",
-                                k->m->comm->c_name);
-        }
-        if (repost) {
-            ompi_request_free(&k->rreq);
-            (void) gpu_knet_post(k);
-            ++done;
-        } else {
-            again = 1;   /* held: look again at the next progress */
-        }
+        again |= gpu_knet_serve(gpu_knet.all[i], &done);
     }
     if (again) {
-        gpu_knet.arrived = 1;
+        gpu_knet.arrived = 1;   /* look again at the next progress */
     }
     inside = 0;
     if (opal_using_threads()) {
@@ -471,7 +533,11 @@ static int gpu_knet_map(gpu_knet_t *k)
     k->out = calloc((size_t) k->nnodes, sizeof(*k->out));
     k->in = calloc((size_t) k->nnodes, sizeof(*k->in));
     k->ireq = calloc(2 * (size_t) k->nnodes, sizeof(*k->ireq));
-    if (NULL == k->speaker || NULL == k->out || NULL == k->in || NULL == k->ireq) {
+    k->sout = calloc((size_t) k->nnodes, sizeof(*k->sout));
+    k->sin = calloc((size_t) k->nnodes, sizeof(*k->sin));
+    k->sreq = calloc(2 * (size_t) k->nnodes, sizeof(*k->sreq));
+    if (NULL == k->speaker || NULL == k->out || NULL == k->in || NULL == k->ireq ||
+        NULL == k->sout || NULL == k->sin || NULL == k->sreq) {
         goto out;
     }
     for (int j = 0; j < k->nnodes; ++j) {
@@ -593,6 +659,14 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
             (void) ompi_request_wait(&k->ireq[2 * j + 1], MPI_STATUS_IGNORE);
         }
     }
+    if (GPU_ERR_TIMEOUT == st) {
+        /* name the rank that has not come, not just its node's speaker */
+        int missing = -1;
+        while (GPU_INPROGRESS == mca_coll_gpu_knet_ask(m, call, 1.0, &missing)) {
+            opal_progress();
+        }
+        *peer = missing >= 0 ? missing : *peer;
+    }
     if (GPU_OK == st && GPU_KNET_DEVICE == verdict && k->nremote > 0 &&
         k->speaker[k->mynode] == ompi_comm_rank(comm)) {
         /* every rank is device, so every remote rank asks me (my node's
@@ -603,6 +677,7 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
             opal_progress();
             if (gpu_clock_now() > deadline) {
                 st = GPU_ERR_TIMEOUT;
+                *peer = -1;
             }
         }
     }
@@ -610,4 +685,103 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
         *all_dev = GPU_KNET_DEVICE == verdict;
     }
     return st;
+}
+
+/* A rank of my node that has not posted call, from the board, or -1 */
+static int gpu_knet_local_missing(mca_coll_gpu_module_t *m, uint64_t call)
+{
+    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    const int *list = NULL;
+    const int nl = NULL != m->knet ? mca_coll_gpu_knet_local(m, &list) : -1;
+    int kind;
+
+    if (NULL == m->kpost.slot) {
+        return -1;
+    }
+    for (int i = 0; i < (nl < 0 ? n : nl); ++i) {
+        const int q = nl < 0 ? i : list[i];
+        if (q != me && GPU_INPROGRESS == mca_coll_gpu_kind_read_rank(m, q, call, 0, &kind)) {
+            return q;
+        }
+    }
+    return -1;
+}
+
+gpu_status_t mca_coll_gpu_knet_ask(mca_coll_gpu_module_t *m, uint64_t call, double limit_s,
+                                   int *missing)
+{
+    gpu_knet_t *k = m->knet;
+    ompi_communicator_t *comm = m->comm;
+    int left = 0;
+
+    if (!k || !k->asking) {
+        *missing = gpu_knet_local_missing(m, call);
+        if (*missing >= 0 || NULL == k || (0 == k->mapped && !gpu_knet_map(k)) ||
+            k->mapped < 0) {
+            return GPU_OK;
+        }
+        k->asking = 1;
+        k->ask_call = call;
+        k->ask_missing = -1;
+        k->ask_until = gpu_clock_now() + limit_s;
+        for (int j = 0; j < k->nnodes; ++j) {
+            if (j == k->mynode) {
+                continue;
+            }
+            k->sout[j] = k->out[j];
+            k->sout[j].head |= GPU_KNET_STATUS_Q;
+            k->sout[j].call = call;
+            if (OMPI_SUCCESS != MCA_PML_CALL(irecv(&k->sin[j], sizeof(k->sin[j]), MPI_BYTE,
+                                                   k->speaker[j], GPU_KNET_TAG_REPLY, comm,
+                                                   &k->sreq[2 * j])) ||
+                OMPI_SUCCESS != MCA_PML_CALL(isend(&k->sout[j],
+                                                   (int) gpu_knet_qbytes(&k->sout[j]), MPI_BYTE,
+                                                   k->speaker[j], GPU_KNET_TAG_QUERY,
+                                                   MCA_PML_BASE_SEND_STANDARD, comm,
+                                                   &k->sreq[2 * j + 1]))) {
+                break;
+            }
+        }
+    }
+    if (k->ask_call != call) {
+        *missing = -1;   /* another call's round is on: no name this time */
+        return GPU_OK;
+    }
+    for (int j = 0; j < k->nnodes; ++j) {
+        ompi_request_t **rr = &k->sreq[2 * j];
+        if (NULL == *rr) {
+            continue;
+        }
+        if (!REQUEST_COMPLETE(*rr)) {
+            ++left;
+            continue;
+        }
+        ompi_request_free(rr);
+        if (k->sin[j].key != k->sout[j].key || k->sin[j].call != call ||
+            GPU_KNET_STATUS != k->sin[j].verdict) {
+            /* an answer of another round: ours is still due */
+            (void) MCA_PML_CALL(irecv(&k->sin[j], sizeof(k->sin[j]), MPI_BYTE, k->speaker[j],
+                                      GPU_KNET_TAG_REPLY, comm, rr));
+            ++left;
+        } else if (k->sin[j].missing >= 0 && k->ask_missing < 0) {
+            k->ask_missing = (int) k->sin[j].missing;
+        }
+    }
+    if (left > 0 && k->ask_missing < 0 && gpu_clock_now() < k->ask_until) {
+        return GPU_INPROGRESS;
+    }
+    for (int j = 0; j < k->nnodes; ++j) {
+        if (NULL != k->sreq[2 * j]) {
+            (void) ompi_request_cancel(k->sreq[2 * j]);   /* a posted receive: done at once */
+            if (REQUEST_COMPLETE(k->sreq[2 * j])) {
+                ompi_request_free(&k->sreq[2 * j]);
+            }
+        }
+        if (NULL != k->sreq[2 * j + 1]) {
+            ompi_request_free(&k->sreq[2 * j + 1]);   /* a small send: finishes on its own */
+        }
+    }
+    k->asking = 0;
+    *missing = k->ask_missing;
+    return GPU_OK;
 }

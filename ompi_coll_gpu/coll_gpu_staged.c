@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "coll_gpu.h"
+#include "coll_gpu_staged.h"
 
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
@@ -21,11 +22,6 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "util/gpu_clock.h"
 
-typedef struct {
-    void *user;     /* the caller's buffer, as passed */
-    char *shadow;   /* host copy of [lo, hi) of the user buffer */
-    ptrdiff_t lo, hi;
-} gpu_stage_t;
 
 /* byte range [lo, hi) touched by count elements of dtype at byte offset disp */
 static void gpu_stage_extend(gpu_stage_t *s, size_t count, struct ompi_datatype_t *dtype,
@@ -116,155 +112,11 @@ static int gpu_stage_pair(gpu_stage_t *s, int s_in, gpu_stage_t *r, int r_in, vo
     return ret;
 }
 
-static int gpu_stage_done(gpu_stage_t *s, gpu_stage_t *r, int ret)
+int mca_coll_gpu_stage_done(gpu_stage_t *s, gpu_stage_t *r, int ret)
 {
     int r2 = gpu_stage_out(r, MPI_SUCCESS == ret);
     gpu_stage_out(s, 0);
     return MPI_SUCCESS != ret ? ret : r2;
-}
-
-/*
- * A nonblocking staged call runs the previous module's nonblocking form on
- * the host copies: starting it never waits for the peers (a blocking
- * collective inside a nonblocking start hangs a rank whose peer blocks on
- * another communicator first).  This request completes once that one has:
- * progress copies the results back and frees the copies.
- */
-#define GPU_SREQ_MAGIC 0x53524551u
-
-typedef struct gpu_sreq {
-    mca_coll_gpu_nbc_request_t super;   /* first: Open MPI casts to it */
-    unsigned magic;             /* GPU_SREQ_MAGIC while the request lives */
-    ompi_request_t *inner;
-    gpu_stage_t s, r;
-    int user_freed;
-    int abandoned;              /* its caller timed out: no copy back */
-    struct gpu_sreq *next;
-} gpu_sreq_t;
-
-OBJ_CLASS_INSTANCE(gpu_sreq_t, ompi_request_t, NULL, NULL);
-
-static gpu_sreq_t *gpu_sreq_active;
-
-static void gpu_sreq_release(gpu_sreq_t *q)
-{
-    GPU_LOG(50, "staged request %p released", (void *) q);
-    q->magic = 0;
-    OMPI_REQUEST_FINI(&q->super.super);
-    OBJ_RELEASE(q);
-}
-
-static int gpu_sreq_free(ompi_request_t **request)
-{
-    gpu_sreq_t *q = (gpu_sreq_t *) *request;
-    if (REQUEST_COMPLETE(&q->super.super)) {
-        gpu_sreq_release(q);
-    } else {
-        q->user_freed = 1;          /* progress releases it when done */
-    }
-    *request = MPI_REQUEST_NULL;
-    return OMPI_SUCCESS;
-}
-
-/* Blocking (req NULL): copy back now.  Nonblocking: hand out the inner
- * request itself when nothing was staged, else one that copies back. */
-static int gpu_stage_finish(gpu_stage_t *s, gpu_stage_t *r, int ret, ompi_request_t *inner,
-                            struct ompi_communicator_t *comm, ompi_request_t **req)
-{
-    gpu_sreq_t *q;
-
-    if (NULL == req || MPI_SUCCESS != ret) {
-        return gpu_stage_done(s, r, ret);
-    }
-    if (NULL == s->shadow && NULL == r->shadow) {
-        *req = inner;
-        return MPI_SUCCESS;
-    }
-    if (NULL == (q = OBJ_NEW(gpu_sreq_t))) {
-        ret = ompi_request_wait(&inner, MPI_STATUS_IGNORE);
-        return gpu_stage_done(s, r, ret);
-    }
-    mca_coll_gpu_request_prepare(&q->super, comm, false);
-    q->super.super.req_state = OMPI_REQUEST_ACTIVE;
-    q->super.super.req_free = gpu_sreq_free;
-    q->magic = GPU_SREQ_MAGIC;
-    q->inner = inner;
-    q->s = *s;
-    q->r = *r;
-    q->user_freed = 0;
-    q->abandoned = 0;
-    OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
-    q->next = gpu_sreq_active;
-    gpu_sreq_active = q;
-    OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
-    mca_coll_gpu_progress_needed();
-    *req = &q->super.super;
-    GPU_LOG(50, "staged request %p: inner %p", (void *) q, (void *) inner);
-    return MPI_SUCCESS;
-}
-
-int mca_coll_gpu_staged_progress(void)
-{
-    gpu_sreq_t **link = &gpu_sreq_active;
-    int done = 0;
-
-    while (NULL != *link) {
-        gpu_sreq_t *q = *link;
-        if (GPU_SREQ_MAGIC != q->magic) {
-            GPU_ERROR("staged request %p on the list is not one (magic %x, inner %p)",
-                      (void *) q, q->magic, (void *) q->inner);
-            *link = NULL;
-            break;
-        }
-        if (!REQUEST_COMPLETE(q->inner)) {
-            link = &q->next;
-            continue;
-        }
-        *link = q->next;
-        const int status = q->inner->req_status.MPI_ERROR;
-        GPU_LOG(50, "staged request %p: inner %p done", (void *) q, (void *) q->inner);
-        (void) ompi_request_free(&q->inner);
-        q->super.super.req_status.MPI_ERROR = gpu_stage_done(&q->s, &q->r,
-                                                             q->abandoned ? MPI_ERR_OTHER : status);
-        if (q->user_freed) {
-            gpu_sreq_release(q);
-        } else {
-            ompi_request_complete(&q->super.super, true);
-        }
-        ++done;
-    }
-    return done;
-}
-
-int mca_coll_gpu_staged_wait(ompi_request_t **req, const char *comm_name, const char *what)
-{
-    const double t = mca_coll_gpu_component.timeout;
-    const double deadline = gpu_clock_now() + (t > 0 ? t : 60.0);
-    int done = 0, ret;
-
-    for (unsigned spins = 0;; ++spins) {
-        ret = ompi_request_test(req, &done, MPI_STATUS_IGNORE);
-        if (OMPI_SUCCESS != ret || done) {
-            return ret;   /* the request is freed */
-        }
-        if (0 == (spins & 255) && gpu_clock_now() > deadline) {
-            break;
-        }
-    }
-    /* a peer never came (or failed before it could): the host algorithm
-     * would wait for it forever.  The request stays with progress, which
-     * frees it (and the host copies) if it ever completes, without copying
-     * into the caller's buffers any more. */
-    {
-        gpu_sreq_t *q = (gpu_sreq_t *) *req;
-        OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
-        if (gpu_sreq_free == q->super.super.req_free && GPU_SREQ_MAGIC == q->magic) {
-            q->abandoned = 1;
-        }
-        OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
-    }
-    (void) ompi_request_free(req);
-    return mca_coll_gpu_error(comm_name, what, GPU_ERR_TIMEOUT, -1);
 }
 
 static size_t gpu_v_extent(const int *counts, const int *displs, int n)
@@ -302,7 +154,7 @@ int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
             comm, &inner, m->prev.coll_iallreduce_module)
                      : m->prev.coll_allreduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm,
                              m->prev.coll_allreduce_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "allreduce", req);
 }
 
 int mca_coll_gpu_reduce_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -337,7 +189,7 @@ int mca_coll_gpu_reduce_staged(const void *sbuf, void *rbuf, int count, struct o
             comm, &inner, m->prev.coll_ireduce_module)
                      : m->prev.coll_reduce(sv, rv, count, dtype, mca_coll_gpu_host_op(op), root,
                              comm, m->prev.coll_reduce_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "reduce", req);
 }
 
 static int gpu_scan_like(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -371,7 +223,7 @@ static int gpu_scan_like(const void *sbuf, void *rbuf, int count, struct ompi_da
     }
     ret = NULL != req ? ifn(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm, &inner, ifm)
                       : fn(sv, rv, count, dtype, mca_coll_gpu_host_op(op), comm, fm);
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, exclusive ? "exscan" : "scan", req);
 }
 
 int mca_coll_gpu_scan_staged(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -416,7 +268,7 @@ int mca_coll_gpu_bcast_staged(void *buf, int count, struct ompi_datatype_t *dtyp
     ret = (NULL != req ? m->prev.coll_ibcast(rv, count, dtype, root, comm, &inner,
             m->prev.coll_ibcast_module)
                      : m->prev.coll_bcast(rv, count, dtype, root, comm, m->prev.coll_bcast_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "bcast", req);
 }
 
 int mca_coll_gpu_allgather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -449,7 +301,7 @@ int mca_coll_gpu_allgather_staged(const void *sbuf, int scount, struct ompi_data
             &inner, m->prev.coll_iallgather_module)
                      : m->prev.coll_allgather(sv, scount, sdtype, rv, rcount, rdtype, comm,
                              m->prev.coll_allgather_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "allgather", req);
 }
 
 int mca_coll_gpu_allgatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -482,7 +334,7 @@ int mca_coll_gpu_allgatherv_staged(const void *sbuf, int scount, struct ompi_dat
             comm, &inner, m->prev.coll_iallgatherv_module)
                      : m->prev.coll_allgatherv(sv, scount, sdtype, rv, rcounts, displs, rdtype,
                              comm, m->prev.coll_allgatherv_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "allgatherv", req);
 }
 
 int mca_coll_gpu_alltoall_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -516,7 +368,7 @@ int mca_coll_gpu_alltoall_staged(const void *sbuf, int scount, struct ompi_datat
             &inner, m->prev.coll_ialltoall_module)
                      : m->prev.coll_alltoall(sv, scount, sdtype, rv, rcount, rdtype, comm,
                              m->prev.coll_alltoall_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "alltoall", req);
 }
 
 int mca_coll_gpu_alltoallv_staged(const void *sbuf, const int *scounts, const int *sdispls,
@@ -553,7 +405,7 @@ int mca_coll_gpu_alltoallv_staged(const void *sbuf, const int *scounts, const in
             rdispls, rdtype, comm, &inner, m->prev.coll_ialltoallv_module)
                      : m->prev.coll_alltoallv(sv, scounts, sdispls, sdtype, rv, rcounts, rdispls,
                              rdtype, comm, m->prev.coll_alltoallv_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "alltoallv", req);
 }
 
 int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const int *sdispls,
@@ -595,7 +447,7 @@ int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const in
                      : m->prev.coll_alltoallw(sv, scounts, sdispls, sdtypes, rv, rcounts, rdispls,
                              rdtypes,
                                  comm, m->prev.coll_alltoallw_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "alltoallw", req);
 }
 
 int mca_coll_gpu_gather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -631,7 +483,7 @@ int mca_coll_gpu_gather_staged(const void *sbuf, int scount, struct ompi_datatyp
             &inner, m->prev.coll_igather_module)
                      : m->prev.coll_gather(sv, scount, sdtype, rv, rcount, rdtype, root, comm,
                              m->prev.coll_gather_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "gather", req);
 }
 
 int mca_coll_gpu_gatherv_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -669,7 +521,7 @@ int mca_coll_gpu_gatherv_staged(const void *sbuf, int scount, struct ompi_dataty
             root, comm, &inner, m->prev.coll_igatherv_module)
                      : m->prev.coll_gatherv(sv, scount, sdtype, rv, rcounts, displs, rdtype, root,
                              comm, m->prev.coll_gatherv_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "gatherv", req);
 }
 
 int mca_coll_gpu_scatter_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -705,7 +557,7 @@ int mca_coll_gpu_scatter_staged(const void *sbuf, int scount, struct ompi_dataty
             &inner, m->prev.coll_iscatter_module)
                      : m->prev.coll_scatter(sv, scount, sdtype, rv, rcount, rdtype, root, comm,
                              m->prev.coll_scatter_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "scatter", req);
 }
 
 int mca_coll_gpu_scatterv_staged(const void *sbuf, const int *scounts, const int *displs,
@@ -744,7 +596,7 @@ int mca_coll_gpu_scatterv_staged(const void *sbuf, const int *scounts, const int
             root, comm, &inner, m->prev.coll_iscatterv_module)
                      : m->prev.coll_scatterv(sv, scounts, displs, sdtype, rv, rcount, rdtype, root,
                              comm, m->prev.coll_scatterv_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "scatterv", req);
 }
 
 int mca_coll_gpu_reduce_scatter_block_staged(const void *sbuf, void *rbuf, int rcount,
@@ -780,7 +632,7 @@ int mca_coll_gpu_reduce_scatter_block_staged(const void *sbuf, void *rbuf, int r
                      : m->prev.coll_reduce_scatter_block(sv, rv, rcount, dtype,
                              mca_coll_gpu_host_op(op), comm,
                              m->prev.coll_reduce_scatter_block_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "reduce_scatter_block", req);
 }
 
 int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts,
@@ -819,5 +671,5 @@ int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *
             mca_coll_gpu_host_op(op), comm, &inner, m->prev.coll_ireduce_scatter_module)
                      : m->prev.coll_reduce_scatter(sv, rv, rcounts, dtype,
                              mca_coll_gpu_host_op(op), comm, m->prev.coll_reduce_scatter_module));
-    return gpu_stage_finish(&s, &r, ret, inner, comm, req);
+    return mca_coll_gpu_stage_finish(&s, &r, ret, inner, m, "reduce_scatter", req);
 }

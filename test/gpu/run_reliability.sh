@@ -67,6 +67,11 @@ for by in $SIZES; do
     PROG=test_gpu_mixed one "$np" mixed "$by" --mca coll_gpu_virtual_nodes 2 "$@"
   done
 done
+# a peer that stops calling, across (virtual) nodes: the kind queries and
+# the staged nonblocking form are bounded and name the rank
+for np in $NPS; do
+  one "$np" timeout 8 --mca coll_gpu_virtual_nodes 2 "$@"
+done
 # across (virtual) nodes: nonblocking calls stage through libnbc's forms;
 # with threads the communicator stages altogether (one UCX worker)
 one 2 threads 262144 --mca coll_gpu_virtual_nodes 2 "$@"
