@@ -94,6 +94,7 @@ typedef struct mca_coll_gpu_component_t {
     int hier;
     int virtual_nodes;
     int kind_across_nodes;
+    int kind_test_device;
     unsigned long net_slot_bytes;
     int net_slots;
     int net_direct;
@@ -174,6 +175,9 @@ typedef struct mca_coll_gpu_module_t {
     /* across nodes: the query service and this rank's node map
      * (coll_gpu_kind_net.c) */
     struct mca_coll_gpu_knet *knet;
+    /* testing the queries without a GPU (coll_gpu_kind_test_device): this
+     * rank's host calls ask as device calls would */
+    int kpretend;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -286,7 +290,7 @@ static inline int mca_coll_gpu_host_again(mca_coll_gpu_module_t *m, const void *
 static inline void mca_coll_gpu_host_note(mca_coll_gpu_module_t *m, const void *sbuf,
                                           const void *rbuf, ompi_request_t **req)
 {
-    if (NULL == req) {
+    if (NULL == req && !m->kpretend) {
         m->hsend = sbuf;
         m->hrecv = rbuf;
     }

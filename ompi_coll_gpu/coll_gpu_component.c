@@ -83,6 +83,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .hier = 1,
     .virtual_nodes = 0,
     .kind_across_nodes = 1,
+    .kind_test_device = 0,
     .net_slot_bytes = 4ul * 1024 * 1024,
     .net_slots = 4,
     .net_direct = -1,
@@ -307,6 +308,12 @@ static int mca_coll_gpu_register(void)
                      "right result instead of a timeout (1); 0 trusts that every rank passes "
                      "device memory, as with NCCL; every rank must use the same value",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->kind_across_nodes);
+    mca_coll_gpu_reg("kind_test_device", "Testing the kind queries across nodes without a GPU: "
+                     "blocking host-buffer calls on a communicator that spans nodes post and ask "
+                     "as device calls do, on every rank (1) or on the upper half of the ranks (2: "
+                     "with coll_gpu_virtual_nodes 2, a device node asking a host node), and still "
+                     "run on the host (0: off)", MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_9,
+                     &c->kind_test_device);
     mca_coll_gpu_reg("net_slot_bytes", "Bytes of one inter-node pipeline slice (one pinned "
                      "bounce slot, or device slot when UCX takes CUDA memory)",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6, &c->net_slot_bytes);

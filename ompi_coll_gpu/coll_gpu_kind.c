@@ -70,6 +70,8 @@ void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node)
     }
     OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
     if (NULL != m->kpost.slot) {
+        const int t = mca_coll_gpu_component.kind_test_device;
+        m->kpretend = !one_node && (1 == t || (2 == t && ompi_comm_rank(m->comm) >= n / 2));
         m->kpeer = calloc((size_t) n, sizeof(*m->kpeer));
         /* across nodes the other nodes answer queries (coll_gpu_kind_net.c) */
         if (NULL == m->kpeer || (!one_node && !mca_coll_gpu_knet_attach(m))) {
@@ -388,9 +390,12 @@ void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before)
     m->kdefer = 0;
 }
 
-int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
+int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, ompi_request_t **req,
                             const char *what, const mca_coll_gpu_args_t *a, int *go_dev)
 {
+    /* a host call of a pretending rank asks as a device call (the entry
+     * still sends its host buffers to the previous module) */
+    const int dev = dev_in || (m->kpretend && NULL != m->knet && NULL == req);
     /* a device call says whether this rank's application works on the GPU
      * between calls (the engine's measure), for the engine's choice */
     const int kind = !dev ? GPU_KIND_HOST
@@ -401,7 +406,7 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **
     gpu_status_t st;
     int all_dev, peer = -1, ret;
 
-    *go_dev = dev;
+    *go_dev = dev_in;
     m->kdefer = 0;
     if (m->kskip) {
         /* a re-issued call: it posted when it was started */

@@ -192,27 +192,37 @@ static void gpu_knet_free(gpu_knet_t *k)
     free(k);
 }
 
+static int gpu_knet_nmem(const gpu_knet_query_t *q)
+{
+    const int n = (int) (q->head & 0xffff);
+    return n < GPU_KNET_MEMBERS ? n : GPU_KNET_MEMBERS;
+}
+
+/* What member i of q posted for q's call: GPU_INPROGRESS while it has not;
+ * GPU_ERR_INVALID for a rank outside the communicator */
+static gpu_status_t gpu_knet_member(gpu_knet_t *k, const gpu_knet_query_t *q, int i, int *kind)
+{
+    mca_coll_gpu_module_t *m = k->m;
+    const int r = q->rank[i];
+
+    if (r < 0 || r >= ompi_comm_size(m->comm)) {
+        return GPU_ERR_INVALID;
+    }
+    if (r == ompi_comm_rank(m->comm)) {
+        return NULL != m->kpost.slot ? gpu_kind_read(m->kpost.slot, q->call, kind)
+                                     : GPU_INPROGRESS;
+    }
+    return mca_coll_gpu_kind_read_rank(m, r, q->call, k->freed, kind);
+}
+
 /* The verdict for q about this node's ranks: GPU_INPROGRESS while one has
  * not posted the call. */
 static gpu_status_t gpu_knet_verdict(gpu_knet_t *k, const gpu_knet_query_t *q, int *verdict)
 {
-    mca_coll_gpu_module_t *m = k->m;
-    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
-    const int nmem = (int) (q->head & 0xffff) < GPU_KNET_MEMBERS ? (int) (q->head & 0xffff)
-                                                                : GPU_KNET_MEMBERS;
-
     *verdict = GPU_KNET_DEVICE;
-    for (int i = 0; i < nmem; ++i) {
-        const int r = q->rank[i];
+    for (int i = 0; i < gpu_knet_nmem(q); ++i) {
         int kind = GPU_KIND_HOST;
-        gpu_status_t st;
-        if (r < 0 || r >= n) {
-            *verdict = GPU_KNET_ERROR;
-            return GPU_OK;
-        }
-        st = r == me ? (NULL != m->kpost.slot ? gpu_kind_read(m->kpost.slot, q->call, &kind)
-                                              : GPU_INPROGRESS)
-                     : mca_coll_gpu_kind_read_rank(m, r, q->call, k->freed, &kind);
+        const gpu_status_t st = gpu_knet_member(k, q, i, &kind);
         if (GPU_INPROGRESS == st) {
             return st;
         }
@@ -230,22 +240,10 @@ static gpu_status_t gpu_knet_verdict(gpu_knet_t *k, const gpu_knet_query_t *q, i
 /* The first rank of q's that has not posted q's call, or -1 */
 static int gpu_knet_missing_of(gpu_knet_t *k, const gpu_knet_query_t *q)
 {
-    mca_coll_gpu_module_t *m = k->m;
-    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
-    const int nmem = (int) (q->head & 0xffff) < GPU_KNET_MEMBERS ? (int) (q->head & 0xffff)
-                                                                : GPU_KNET_MEMBERS;
-    for (int i = 0; i < nmem; ++i) {
-        const int r = q->rank[i];
+    for (int i = 0; i < gpu_knet_nmem(q); ++i) {
         int kind;
-        if (r < 0 || r >= n) {
-            continue;
-        }
-        if (GPU_INPROGRESS == (r == me ? (NULL != m->kpost.slot
-                                              ? gpu_kind_read(m->kpost.slot, q->call, &kind)
-                                              : GPU_INPROGRESS)
-                                       : mca_coll_gpu_kind_read_rank(m, r, q->call, k->freed,
-                                                                     &kind))) {
-            return r;
+        if (GPU_INPROGRESS == gpu_knet_member(k, q, i, &kind)) {
+            return q->rank[i];
         }
     }
     return -1;
@@ -325,8 +323,13 @@ static int gpu_knet_serve(gpu_knet_t *k, int *done)
         } else {
             return 1;   /* full: this one stays in the receive buffer until room */
         }
-        ompi_request_free(&k->rreq);
-        (void) gpu_knet_post(k);
+        /* the next receive first: the old one may hold the last reference
+         * to a freed communicator, whose destructor would take k with it */
+        ompi_request_t *old = k->rreq;
+        if (OMPI_SUCCESS != gpu_knet_post(k)) {
+            k->rreq = NULL;
+        }
+        ompi_request_free(&old);
     }
     return k->nheld > 0;
 }
@@ -684,6 +687,11 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
     if (GPU_OK == st) {
         *all_dev = GPU_KNET_DEVICE == verdict;
     }
+    opal_output_verbose(30, mca_coll_gpu_component.output,
+                        "coll/gpu: %s: rank %d, call %llu: the other %d node(s) say %s (%s)",
+                        comm->c_name, ompi_comm_rank(comm), (unsigned long long) call,
+                        k->nnodes - 1, GPU_KNET_DEVICE == verdict ? "all device" : "host",
+                        gpu_status_string(st));
     return st;
 }
 

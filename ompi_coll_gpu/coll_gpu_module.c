@@ -121,6 +121,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->stream_comm = 0;
     m->hsend = m->hrecv = NULL;
     m->knet = NULL;
+    m->kpretend = 0;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *m)

@@ -59,6 +59,17 @@ for np in 2 4; do
   run "enabled module (driver stand-in), host collectives across 2 virtual nodes, np $np" sh -c "
     out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+  for t in 1 2; do
+    # the kind queries themselves, without a GPU: host calls ask as device
+    # calls would (1: every rank, all-device answers; 2: one node, host answers)
+    run "kind queries across 2 virtual nodes (coll_gpu_kind_test_device $t), host collectives, np $np" sh -c "
+      out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 --mca coll_gpu_kind_test_device $t --mca coll_gpu_verbose 30 $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
+      echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }
+      echo \"\$out\" | grep -q \"node(s) say \$( [ $t = 1 ] && echo 'all device' || echo host) (success)\" || { echo \"\$out\" | tail -5; echo 'no query answered'; exit 1; }"
+    run "kind queries across 2 virtual nodes (coll_gpu_kind_test_device $t), MPI_THREAD_MULTIPLE, np $np" sh -c "
+      out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 --mca coll_gpu_kind_test_device $t $B/test/mpi/test_host_threads 2>&1) || { echo \"\$out\"; exit 1; }
+      echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+  done
   run "enabled module (driver stand-in), MPI_THREAD_MULTIPLE across 2 virtual nodes, np $np" sh -c "
     out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_host_threads 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"

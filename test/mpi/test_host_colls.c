@@ -239,6 +239,21 @@ int main(int argc, char **argv)
     MPI_Comm_free(&split);
     MPI_Comm_free(&dup);
     test_ring();
+    /* many communicators made and freed, each with a few calls (across
+     * nodes their query receives outlive them for a while: coll/gpu keeps
+     * the last freed ones answering) */
+    {
+        int bad = 0;
+        for (int i = 0; i < 100; ++i) {
+            int v = rank + i, sum = 0, b = 0 == rank ? 1000 + i : -1;
+            MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+            MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, dup);
+            MPI_Bcast(&b, 1, MPI_INT, 0, dup);
+            bad += sum != size * (size - 1) / 2 + size * i || b != 1000 + i;
+            MPI_Comm_free(&dup);
+        }
+        check(0 == bad, "100 communicators made, used and freed");
+    }
     if (0 == rank) {
         printf("test_host_colls np=%d: %d passed, %d failed\n", size, npass, nfail);
     }
