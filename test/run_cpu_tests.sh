@@ -70,6 +70,9 @@ for np in 2 4; do
       out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 --mca coll_gpu_kind_test_device $t $B/test/mpi/test_host_threads 2>&1) || { echo \"\$out\"; exit 1; }
       echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
   done
+  run "kind queries across 2 virtual nodes: rank 1 stops calling, the others fail in 2 s naming it, np $np" sh -c "
+    out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 --mca coll_gpu_kind_test_device 1 --mca coll_gpu_timeout 2 $B/test/mpi/test_host_colls timeout 2 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q ' 1 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
   run "enabled module (driver stand-in), MPI_THREAD_MULTIPLE across 2 virtual nodes, np $np" sh -c "
     out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_host_threads 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"

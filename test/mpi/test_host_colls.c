@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "world_check.h"
 
@@ -222,15 +223,51 @@ static void test_ring(void)
     MPI_Comm_free(&ring);
 }
 
+/* "timeout": rank 1 stops calling; the others' blocking allreduce on a
+ * new communicator must fail within coll_gpu_timeout + 2 s (limit, s)
+ * naming the call, rank 1 and the parameter.  Host buffers fail that way
+ * only where coll/gpu waits on them: the kind queries across nodes with
+ * coll_gpu_kind_test_device (run_cpu_tests.sh). */
+static void test_timeout(double limit)
+{
+    MPI_Comm c;
+    int ok = 1;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (1 != rank) {
+        char s[MPI_MAX_ERROR_STRING];
+        int v = rank, sum = 0, len = 0;
+        const double t0 = MPI_Wtime();
+        const int err = MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, c);
+        const double t = MPI_Wtime() - t0;
+        MPI_Error_string(err, s, &len);
+        ok = MPI_SUCCESS != err && t <= limit + 2.0 && NULL != strstr(s, "allreduce") &&
+             NULL != strstr(s, "rank 1") && NULL != strstr(s, "coll_gpu_timeout");
+        printf("rank %d: after %.2f s: %s\n", rank, t, MPI_SUCCESS != err ? s : "no error");
+    } else {
+        /* out of MPI meanwhile: its next call would wait (and may time out) too */
+        usleep((useconds_t) ((limit + 1.0) * 1e6));
+    }
+    check(ok, "rank 1 stops calling: the others' allreduce fails in time, naming rank 1");
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Comm dup, split;
-    (void) argc;
-    (void) argv;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 2 && 0 == strcmp(argv[1], "timeout")) {
+        test_timeout(atof(argv[2]));
+        if (0 == rank) {
+            printf("test_host_colls timeout np=%d: %d passed, %d failed\n", size, npass, nfail);
+        }
+        MPI_Finalize();
+        return nfail ? 1 : 0;
+    }
     test_comm(MPI_COMM_WORLD, "world");
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     test_comm(dup, "dup");
