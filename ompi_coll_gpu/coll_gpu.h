@@ -237,6 +237,9 @@ void mca_coll_gpu_kind_fini(void);
  * communicator was freed here, so q's freed slot is this one's */
 gpu_status_t mca_coll_gpu_kind_read_rank(mca_coll_gpu_module_t *m, int q, uint64_t call,
                                          int freed, int *kind);
+/* A peer whose board this rank reads (across nodes: of its own node) that
+ * has not posted call, or -1 */
+int mca_coll_gpu_kind_missing(mca_coll_gpu_module_t *m, uint64_t call);
 
 /* Memory kinds across nodes (coll_gpu_kind_net.c).  attach (from kind
  * attach, a communicator that spans nodes): post the query receive; 0 when

@@ -166,6 +166,25 @@ static int gpu_kind_readers(mca_coll_gpu_module_t *m, const int **list)
     return nl;
 }
 
+int mca_coll_gpu_kind_missing(mca_coll_gpu_module_t *m, uint64_t call)
+{
+    const int me = ompi_comm_rank(m->comm);
+    const int *list;
+    const int n = gpu_kind_readers(m, &list);
+    int kind;
+
+    if (NULL == m->kpost.slot) {
+        return -1;
+    }
+    for (int i = 0; i < n; ++i) {
+        const int q = NULL != list ? list[i] : i;
+        if (q != me && GPU_INPROGRESS == mca_coll_gpu_kind_read_rank(m, q, call, 0, &kind)) {
+            return q;
+        }
+    }
+    return -1;
+}
+
 /* Spin briefly (the peers of a tight loop post within a microsecond),
  * then progress the rest of MPI while waiting; bounded by coll_gpu_timeout. */
 typedef struct {

@@ -577,10 +577,16 @@ out:
     return ok;
 }
 
+/* the node map made (at the first call that needs it) and usable */
+static int gpu_knet_ready(gpu_knet_t *k)
+{
+    return NULL != k && (k->mapped > 0 || (0 == k->mapped && gpu_knet_map(k)));
+}
+
 int mca_coll_gpu_knet_local(mca_coll_gpu_module_t *m, const int **ranks)
 {
     gpu_knet_t *k = m->knet;
-    if (NULL == k || (0 == k->mapped && !gpu_knet_map(k)) || k->mapped < 0) {
+    if (!gpu_knet_ready(k)) {
         return -1;
     }
     *ranks = k->local;
@@ -597,7 +603,7 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
     gpu_status_t st = GPU_OK;
     int left = 0, verdict = GPU_KNET_DEVICE;
 
-    if (NULL == k || (0 == k->mapped && !gpu_knet_map(k)) || k->mapped < 0) {
+    if (!gpu_knet_ready(k)) {
         return GPU_ERR_UNSUPPORTED;
     }
     for (int j = 0; j < k->nnodes; ++j) {
@@ -695,26 +701,6 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
     return st;
 }
 
-/* A rank of my node that has not posted call, from the board, or -1 */
-static int gpu_knet_local_missing(mca_coll_gpu_module_t *m, uint64_t call)
-{
-    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
-    const int *list = NULL;
-    const int nl = NULL != m->knet ? mca_coll_gpu_knet_local(m, &list) : -1;
-    int kind;
-
-    if (NULL == m->kpost.slot) {
-        return -1;
-    }
-    for (int i = 0; i < (nl < 0 ? n : nl); ++i) {
-        const int q = nl < 0 ? i : list[i];
-        if (q != me && GPU_INPROGRESS == mca_coll_gpu_kind_read_rank(m, q, call, 0, &kind)) {
-            return q;
-        }
-    }
-    return -1;
-}
-
 gpu_status_t mca_coll_gpu_knet_ask(mca_coll_gpu_module_t *m, uint64_t call, double limit_s,
                                    int *missing)
 {
@@ -723,9 +709,8 @@ gpu_status_t mca_coll_gpu_knet_ask(mca_coll_gpu_module_t *m, uint64_t call, doub
     int left = 0;
 
     if (!k || !k->asking) {
-        *missing = gpu_knet_local_missing(m, call);
-        if (*missing >= 0 || NULL == k || (0 == k->mapped && !gpu_knet_map(k)) ||
-            k->mapped < 0) {
+        *missing = mca_coll_gpu_kind_missing(m, call);
+        if (*missing >= 0 || !gpu_knet_ready(k)) {
             return GPU_OK;
         }
         k->asking = 1;
