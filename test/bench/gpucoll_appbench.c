@@ -122,11 +122,13 @@ static void triad(size_t n)
 }
 
 /* one timed loop: mode m (or -1: the kernel alone), mean per iteration of
- * the slowest rank; *kern gets the kernel's mean time inside the loop */
-static double run_loop(int m, int w, size_t n, int iters, double *kern)
+ * the slowest rank; *kern gets the kernel's mean time inside the loop and
+ * *call the host's mean time inside the collective's own call (blocking
+ * MPI: the whole collective; nccl and enqueue: queuing it) */
+static double run_loop(int m, int w, size_t n, int iters, double *kern, double *call)
 {
     cudaEvent_t e0, e1;
-    double t0, dt, mx, ksum = 0;
+    double t0, tc, dt, mx, ksum = 0, csum = 0;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -138,15 +140,23 @@ static double run_loop(int m, int w, size_t n, int iters, double *kern)
         CK(cudaEventRecord(e1, st));
         if (m == M_MPI) {
             CK(cudaStreamSynchronize(st));
+            tc = MPI_Wtime();
             mpi_coll(w, ds, dr);
+            csum += MPI_Wtime() - tc;
         } else if (m == M_STAGED) {
             CK(cudaMemcpyAsync(hs, ds, wbytes(w), cudaMemcpyDeviceToHost, st));
             CK(cudaStreamSynchronize(st));
+            tc = MPI_Wtime();
             mpi_coll(w, hs, hr);
+            csum += MPI_Wtime() - tc;
             CK(cudaMemcpyAsync(dr, hr, wbytes(w), cudaMemcpyHostToDevice, st));
             CK(cudaStreamSynchronize(st));
         } else if (m == M_NCCL || m == M_ENQ) {
-            if (0 != (m == M_NCCL ? nccl_coll(w) : enq_coll(w))) {
+            int rc;
+            tc = MPI_Wtime();
+            rc = m == M_NCCL ? nccl_coll(w) : enq_coll(w);
+            csum += MPI_Wtime() - tc;
+            if (0 != rc) {
                 fprintf(stderr, "gpucoll_appbench: %s call failed\n", mname[m]);
                 MPI_Abort(MPI_COMM_WORLD, 3);
             }
@@ -162,6 +172,8 @@ static double run_loop(int m, int w, size_t n, int iters, double *kern)
     ksum /= iters;
     MPI_Allreduce(MPI_IN_PLACE, &ksum, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     *kern = ksum;
+    csum = csum / iters * 1e6;
+    MPI_Allreduce(&csum, call, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
     return mx;
@@ -171,10 +183,10 @@ static double run_loop(int m, int w, size_t n, int iters, double *kern)
  * measured launch of nmax elements (every rank takes the smallest) */
 static size_t calibrate(size_t nmax, double target_us)
 {
-    double k, n;
+    double k, c, n;
     unsigned long long v;
-    (void) run_loop(-1, W_AR8, nmax, 3, &k);
-    (void) run_loop(-1, W_AR8, nmax, 10, &k);
+    (void) run_loop(-1, W_AR8, nmax, 3, &k, &c);
+    (void) run_loop(-1, W_AR8, nmax, 10, &k, &c);
     n = (double) nmax * target_us / k;
     v = n < 1024 ? 1024 : n > (double) nmax ? nmax : (size_t) n;
     MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
@@ -320,15 +332,16 @@ int main(int argc, char **argv)
             printf(", NCCL %d\n", nver);
         }
         printf("# loop_us: per iteration (slowest rank, median of %d loops); kernel_us: the triad "
-               "inside the loop; alone_us: the triad alone, component idle\n", reps);
-        printf("%9s %-12s %-7s %10s %10s %10s %8s %9s\n", "kernel_us", "workload", "mode", "loop_us",
-               "kernel_us", "alone_us", "slowdown", "vs_nccl");
+               "inside the loop; alone_us: the triad alone, component idle; call_us: host time inside "
+               "the collective's call (slowest rank)\n", reps);
+        printf("%9s %-12s %-7s %10s %10s %10s %8s %9s %8s\n", "kernel_us", "workload", "mode",
+               "loop_us", "kernel_us", "alone_us", "slowdown", "vs_nccl", "call_us");
         if (NULL != csv && NULL == (cf = fopen(csv, "w"))) {
             perror(csv);
         }
         if (cf) {
             fprintf(cf, "kernel_target_us,workload,mode,loop_us,kernel_us,alone_us,slowdown_pct,"
-                    "loop_vs_nccl\n");
+                    "loop_vs_nccl,call_us\n");
         }
     }
     for (int k = 0; k < nk; ++k) {
@@ -340,7 +353,7 @@ int main(int argc, char **argv)
              * resident kernel of the last collective has left */
             MPI_Barrier(MPI_COMM_WORLD);
             usleep(2000);
-            aloop[r] = run_loop(-1, W_AR8, n, 20, &alone[r]);
+            aloop[r] = run_loop(-1, W_AR8, n, 20, &alone[r], &dummy);
         }
         kalone = median(alone, reps);
         if (0 == rank) {
@@ -352,19 +365,20 @@ int main(int argc, char **argv)
         iters = (int) (loop_ms * 1e3 / (kalone + 20.0));
         iters = iters < 20 ? 20 : iters > 20000 ? 20000 : iters;
         for (int w = 0; w < W_N; ++w) {
-            double loop[M_N][15], kern[M_N][15], lmed[M_N] = { 0 }, kmed[M_N] = { 0 };
+            double loop[M_N][15], kern[M_N][15], callt[M_N][15], lmed[M_N] = { 0 }, kmed[M_N] = { 0 },
+                   cmed[M_N] = { 0 };
             if (!wsel[w]) {
                 continue;
             }
             for (int m = 0; m < M_N; ++m) {
                 if (mode_on(m)) {
-                    (void) run_loop(m, w, n, 5, &dummy);   /* warm-up: setup, first use */
+                    (void) run_loop(m, w, n, 5, &dummy, &dummy);   /* warm-up: setup, first use */
                 }
             }
             for (int r = 0; r < reps; ++r) {
                 for (int m = 0; m < M_N; ++m) {
                     if (mode_on(m)) {
-                        loop[m][r] = run_loop(m, w, n, iters, &kern[m][r]);
+                        loop[m][r] = run_loop(m, w, n, iters, &kern[m][r], &callt[m][r]);
                     }
                 }
             }
@@ -372,6 +386,7 @@ int main(int argc, char **argv)
                 if (mode_on(m)) {
                     lmed[m] = median(loop[m], reps);
                     kmed[m] = median(kern[m], reps);
+                    cmed[m] = median(callt[m], reps);
                 }
             }
             for (int m = 0; m < M_N && 0 == rank; ++m) {
@@ -380,11 +395,11 @@ int main(int argc, char **argv)
                 if (!mode_on(m)) {
                     continue;
                 }
-                printf("%9.0f %-12s %-7s %10.2f %10.2f %10.2f %7.1f%% %9.3f\n", ktarget[k], wname[w],
-                       mname[m], lmed[m], kmed[m], kalone, slow, vs);
+                printf("%9.0f %-12s %-7s %10.2f %10.2f %10.2f %7.1f%% %9.3f %8.2f\n", ktarget[k],
+                       wname[w], mname[m], lmed[m], kmed[m], kalone, slow, vs, cmed[m]);
                 if (cf) {
-                    fprintf(cf, "%.0f,%s,%s,%.3f,%.3f,%.3f,%.2f,%.4f\n", ktarget[k], wname[w],
-                            mname[m], lmed[m], kmed[m], kalone, slow, vs);
+                    fprintf(cf, "%.0f,%s,%s,%.3f,%.3f,%.3f,%.2f,%.4f,%.3f\n", ktarget[k], wname[w],
+                            mname[m], lmed[m], kmed[m], kalone, slow, vs, cmed[m]);
                 }
             }
             if (0 == rank) {
