@@ -347,13 +347,17 @@ int main(int argc, char **argv)
     for (int k = 0; k < nk; ++k) {
         const size_t n = calibrate(nmax, ktarget[k]);
         double kalone, alone[15], aloop[15], dummy;
-        int iters;
+        /* about 60 ms of triads: with 20 the first launches after the pause
+         * weighed in (30 us alone where every loop of the run measured
+         * 27-28.6 inside) */
+        int iters = (int) (60e3 / ktarget[k]);
+        iters = iters < 20 ? 20 : iters > 3000 ? 3000 : iters;
         for (int r = 0; r < reps; ++r) {
             /* longer than coll_gpu_persist_idle_us (200 us by default): the
              * resident kernel of the last collective has left */
             MPI_Barrier(MPI_COMM_WORLD);
             usleep(2000);
-            aloop[r] = run_loop(-1, W_AR8, n, 20, &alone[r], &dummy);
+            aloop[r] = run_loop(-1, W_AR8, n, iters, &alone[r], &dummy);
         }
         kalone = median(alone, reps);
         if (0 == rank) {
