@@ -593,6 +593,28 @@ int mca_coll_gpu_knet_local(mca_coll_gpu_module_t *m, const int **ranks)
     return k->nlocal;
 }
 
+/* (Re)post the receive of node j's answer: also after an answer to an
+ * earlier round, which is not ours. */
+static int gpu_knet_rearm(gpu_knet_t *k, ompi_communicator_t *comm, int j, gpu_knet_reply_t *in,
+                          ompi_request_t **req)
+{
+    return MCA_PML_CALL(irecv(in, sizeof(*in), MPI_BYTE, k->speaker[j], GPU_KNET_TAG_REPLY, comm,
+                              req));
+}
+
+/* Node j's answer is due into *in (posted first, so it cannot be missed),
+ * then the query *out goes to its speaker; reqs[0] the receive, reqs[1]
+ * the send.  The call's round and the status round each keep their own. */
+static int gpu_knet_query_node(gpu_knet_t *k, ompi_communicator_t *comm, int j,
+                               gpu_knet_query_t *out, gpu_knet_reply_t *in,
+                               ompi_request_t **reqs)
+{
+    return OMPI_SUCCESS == gpu_knet_rearm(k, comm, j, in, &reqs[0]) &&
+           OMPI_SUCCESS == MCA_PML_CALL(isend(out, (int) gpu_knet_qbytes(out), MPI_BYTE,
+                                              k->speaker[j], GPU_KNET_TAG_QUERY,
+                                              MCA_PML_BASE_SEND_STANDARD, comm, &reqs[1]));
+}
+
 gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                       int *peer)
 {
@@ -607,17 +629,11 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
         return GPU_ERR_UNSUPPORTED;
     }
     for (int j = 0; j < k->nnodes; ++j) {
-        ompi_request_t **rr = &k->ireq[2 * j], **sr = &k->ireq[2 * j + 1];
         if (j == k->mynode) {
             continue;
         }
         k->out[j].call = call;
-        if (OMPI_SUCCESS != MCA_PML_CALL(irecv(&k->in[j], sizeof(k->in[j]), MPI_BYTE,
-                                               k->speaker[j], GPU_KNET_TAG_REPLY, comm, rr)) ||
-            OMPI_SUCCESS != MCA_PML_CALL(isend(&k->out[j], (int) gpu_knet_qbytes(&k->out[j]),
-                                               MPI_BYTE,
-                                               k->speaker[j], GPU_KNET_TAG_QUERY,
-                                               MCA_PML_BASE_SEND_STANDARD, comm, sr))) {
+        if (!gpu_knet_query_node(k, comm, j, &k->out[j], &k->in[j], &k->ireq[2 * j])) {
             *peer = k->speaker[j];
             st = GPU_ERR_NETWORK;
             break;
@@ -633,8 +649,7 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
             ompi_request_free(rr);
             if (k->in[j].key != k->out[j].key || k->in[j].call != call) {
                 /* the answer to a query of an earlier call that gave up */
-                (void) MCA_PML_CALL(irecv(&k->in[j], sizeof(k->in[j]), MPI_BYTE, k->speaker[j],
-                                          GPU_KNET_TAG_REPLY, comm, rr));
+                (void) gpu_knet_rearm(k, comm, j, &k->in[j], rr);
                 continue;
             }
             --left;
@@ -724,14 +739,7 @@ gpu_status_t mca_coll_gpu_knet_ask(mca_coll_gpu_module_t *m, uint64_t call, doub
             k->sout[j] = k->out[j];
             k->sout[j].head |= GPU_KNET_STATUS_Q;
             k->sout[j].call = call;
-            if (OMPI_SUCCESS != MCA_PML_CALL(irecv(&k->sin[j], sizeof(k->sin[j]), MPI_BYTE,
-                                                   k->speaker[j], GPU_KNET_TAG_REPLY, comm,
-                                                   &k->sreq[2 * j])) ||
-                OMPI_SUCCESS != MCA_PML_CALL(isend(&k->sout[j],
-                                                   (int) gpu_knet_qbytes(&k->sout[j]), MPI_BYTE,
-                                                   k->speaker[j], GPU_KNET_TAG_QUERY,
-                                                   MCA_PML_BASE_SEND_STANDARD, comm,
-                                                   &k->sreq[2 * j + 1]))) {
+            if (!gpu_knet_query_node(k, comm, j, &k->sout[j], &k->sin[j], &k->sreq[2 * j])) {
                 break;
             }
         }
@@ -753,8 +761,7 @@ gpu_status_t mca_coll_gpu_knet_ask(mca_coll_gpu_module_t *m, uint64_t call, doub
         if (k->sin[j].key != k->sout[j].key || k->sin[j].call != call ||
             GPU_KNET_STATUS != k->sin[j].verdict) {
             /* an answer of another round: ours is still due */
-            (void) MCA_PML_CALL(irecv(&k->sin[j], sizeof(k->sin[j]), MPI_BYTE, k->speaker[j],
-                                      GPU_KNET_TAG_REPLY, comm, rr));
+            (void) gpu_knet_rearm(k, comm, j, &k->sin[j], rr);
             ++left;
         } else if (k->sin[j].missing >= 0 && k->ask_missing < 0) {
             k->ask_missing = (int) k->sin[j].missing;
