@@ -117,8 +117,10 @@ static gpu_status_t gpu_kind_peer_slot(mca_coll_gpu_module_t *m, int q, int free
 {
     const ompi_proc_t *p = ompi_comm_peer_lookup(m->comm, q);
     gpu_kind_board_t *b = NULL;
+    gpu_kind_slot_t *s;
     char name[80];
     gpu_status_t st = GPU_OK;
+    int gone;
 
     OPAL_THREAD_LOCK(&gpu_kind_lock);
     for (int i = 0; i < gpu_kind_npeer && NULL == b; ++i) {
@@ -139,11 +141,8 @@ static gpu_status_t gpu_kind_peer_slot(mca_coll_gpu_module_t *m, int q, int free
     if (GPU_OK != st) {
         return st;
     }
-    m->kpeer[q] = gpu_kind_slot_find(b, mca_coll_gpu_comm_key(m->comm));
-    if (NULL == m->kpeer[q] && freed) {
-        int gone;
-        m->kpeer[q] = gpu_kind_slot_find_last(b, mca_coll_gpu_comm_key(m->comm), &gone);
-    }
+    s = gpu_kind_slot_find_last(b, mca_coll_gpu_comm_key(m->comm), &gone);
+    m->kpeer[q] = !gone || freed ? s : NULL;
     return NULL != m->kpeer[q] ? GPU_OK : GPU_INPROGRESS;
 }
 

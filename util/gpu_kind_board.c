@@ -159,22 +159,6 @@ void gpu_kind_slot_release(gpu_kind_post_t *w)
     }
 }
 
-gpu_kind_slot_t *gpu_kind_slot_find(gpu_kind_board_t *b, uint64_t key)
-{
-    const size_t h = gpu_kind_hash(key);
-    for (size_t i = 0; i < GPU_KIND_SLOTS; ++i) {
-        gpu_kind_slot_t *s = &b->slot[(h + i) % GPU_KIND_SLOTS];
-        const uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-        if (k == key + 1) {
-            return s;
-        }
-        if (0 == k) {
-            return NULL;   /* never used: the probe ends here */
-        }
-    }
-    return NULL;
-}
-
 gpu_kind_slot_t *gpu_kind_slot_find_last(gpu_kind_board_t *b, uint64_t key, int *freed)
 {
     const size_t h = gpu_kind_hash(key);
@@ -197,6 +181,13 @@ gpu_kind_slot_t *gpu_kind_slot_find_last(gpu_kind_board_t *b, uint64_t key, int 
     }
     *freed = NULL != gone;
     return gone;
+}
+
+gpu_kind_slot_t *gpu_kind_slot_find(gpu_kind_board_t *b, uint64_t key)
+{
+    int freed;
+    gpu_kind_slot_t *s = gpu_kind_slot_find_last(b, key, &freed);
+    return freed ? NULL : s;
 }
 
 int gpu_kind_room(const gpu_kind_post_t *w, uint64_t min_reader_pub)
