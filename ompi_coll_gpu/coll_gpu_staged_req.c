@@ -29,10 +29,7 @@ typedef struct gpu_sreq {
     gpu_stage_t s, r;
     int user_freed;
     int abandoned;              /* its caller timed out: no copy back */
-    /* bounded like every wait of ours: past the deadline the request
-     * completes with an error naming the rank that has not posted the call
-     * (mca_coll_gpu_knet_ask), and the host library's request is left to
-     * finish, or not, on its own */
+    /* for the bound (above): whom to ask, about which call, until when */
     mca_coll_gpu_module_t *m;
     const char *what;
     uint64_t call;
