@@ -74,7 +74,7 @@ int mca_coll_gpu_stage_finish(gpu_stage_t *s, gpu_stage_t *r, int ret, ompi_requ
     if (NULL == req || MPI_SUCCESS != ret) {
         return mca_coll_gpu_stage_done(s, r, ret);
     }
-    if (NULL == s->shadow && NULL == r->shadow) {
+    if ((NULL == s || NULL == s->shadow) && NULL == r->shadow) {
         *req = inner;
         return MPI_SUCCESS;
     }
@@ -87,8 +87,12 @@ int mca_coll_gpu_stage_finish(gpu_stage_t *s, gpu_stage_t *r, int ret, ompi_requ
     q->super.super.req_free = gpu_sreq_free;
     q->magic = GPU_SREQ_MAGIC;
     q->inner = inner;
-    q->s = *s;
-    q->r = *r;
+    if (NULL != s) {
+        mca_coll_gpu_stage_move(&q->s, s);
+    } else {
+        mca_coll_gpu_stage_init(&q->s, NULL, 0);
+    }
+    mca_coll_gpu_stage_move(&q->r, r);
     q->user_freed = 0;
     q->abandoned = 0;
     OBJ_RETAIN(m);

@@ -35,8 +35,10 @@ static struct {
     cu_result_t (*can_access_peer)(int *, int, int);
     cu_result_t (*pointer_set_attribute)(const void *, int, cu_deviceptr_t);
     cu_result_t (*stream_synchronize)(cu_stream_t);
+    cu_result_t (*memcpy)(cu_deviceptr_t, cu_deviceptr_t, size_t);
+    cu_result_t (*error_string)(cu_result_t, const char **);
 } gpu_drv = { PTHREAD_ONCE_INIT, GPU_ERR_UNSUPPORTED, "not initialised", NULL, NULL, NULL, NULL,
-              NULL, NULL, NULL, NULL };
+              NULL, NULL, NULL, NULL, NULL, NULL };
 
 static void gpu_drv_load(void)
 {
@@ -59,6 +61,9 @@ static void gpu_drv_load(void)
     gpu_drv.pointer_set_attribute = (cu_result_t (*)(const void *, int, cu_deviceptr_t))
         dlsym(lib, "cuPointerSetAttribute");
     gpu_drv.stream_synchronize = (cu_result_t (*)(cu_stream_t)) dlsym(lib, "cuStreamSynchronize");
+    gpu_drv.memcpy = (cu_result_t (*)(cu_deviceptr_t, cu_deviceptr_t, size_t)) dlsym(lib, "cuMemcpy");
+    gpu_drv.error_string = (cu_result_t (*)(cu_result_t, const char **)) dlsym(lib,
+                                                                             "cuGetErrorString");
     if (NULL == gpu_drv.init || NULL == gpu_drv.device_get_count ||
         NULL == gpu_drv.ctx_get_current || NULL == gpu_drv.pointer_get_attributes) {
         gpu_drv.why = "CUDA driver lacks cuPointerGetAttributes (too old)";
@@ -178,4 +183,23 @@ int gpu_drv_ipc_range(const void *ptr, void **base, size_t *size, unsigned long 
     *size = len;
     *id = buf;
     return 1;
+}
+
+int gpu_drv_copy(void *dst, const void *src, size_t bytes, const char **why)
+{
+    const char *text = NULL;
+    cu_result_t rc;
+    if (GPU_OK != gpu_drv.status || NULL == gpu_drv.memcpy) {
+        *why = "the CUDA driver has no cuMemcpy";
+        return -1;
+    }
+    rc = gpu_drv.memcpy((cu_deviceptr_t) (uintptr_t) dst, (cu_deviceptr_t) (uintptr_t) src, bytes);
+    if (0 == rc) {
+        return 0;
+    }
+    if (NULL == gpu_drv.error_string || 0 != gpu_drv.error_string(rc, &text) || NULL == text) {
+        text = "unknown CUDA driver error";
+    }
+    *why = text;
+    return rc;
 }

@@ -49,6 +49,13 @@ int gpu_drv_can_access_peer(const char *busid_a, const char *busid_b);
  * memory that has no such handle (host, managed, pool, VMM). */
 int gpu_drv_ipc_range(const void *ptr, void **base, size_t *size, unsigned long long *id);
 
+/* Copy bytes between any two addresses (device, managed or host: unified
+ * addressing), through the driver so that the copy needs no CUDA runtime
+ * state of ours and runs in the caller's current context, the one its
+ * buffers belong to.  Synchronous for the host as cudaMemcpy is.  0, or
+ * the driver's error with *why its text. */
+int gpu_drv_copy(void *dst, const void *src, size_t bytes, const char **why);
+
 /* 1 when the calling thread has a current CUDA context. */
 int gpu_drv_has_context(void);
 
