@@ -23,6 +23,15 @@
 #define MPIX_Neighbor_allgather_init MPI_Neighbor_allgather_init
 #define MPIX_Neighbor_alltoall_init MPI_Neighbor_alltoall_init
 #define MPIX_Neighbor_alltoallw_init MPI_Neighbor_alltoallw_init
+#define MPIX_Allgatherv_init MPI_Allgatherv_init
+#define MPIX_Alltoallv_init MPI_Alltoallv_init
+#define MPIX_Exscan_init MPI_Exscan_init
+#define MPIX_Gatherv_init MPI_Gatherv_init
+#define MPIX_Reduce_scatter_init MPI_Reduce_scatter_init
+#define MPIX_Scatter_init MPI_Scatter_init
+#define MPIX_Scatterv_init MPI_Scatterv_init
+#define MPIX_Neighbor_allgatherv_init MPI_Neighbor_allgatherv_init
+#define MPIX_Neighbor_alltoallv_init MPI_Neighbor_alltoallv_init
 #else
 #include <mpi-ext.h>
 #endif
