@@ -23,6 +23,7 @@ run "unit: memory-kind board, two processes posting and reading 200000 calls" "$
 run "unit: user-buffer IPC cache: once per allocation, freed ones logged and closed, bounded" "$B/test/unit/test_ipc_cache"
 run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
+run "unit: driver stand-in's device memory: host access faults, copies reach it, attributes, reuse" "$B/test/unit/test_fake_device" "$B/test/fake/libcuda.so.1"
 T=$(cd "$(dirname "$0")/.." && pwd)
 run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured" "$B/test/unit/test_topo_plan" "$T/test/topo/fixtures" "$T/docs/results"
 run "OSU runner: pass, fail, crash and the OMB reduce_scatter defect get their verdicts" sh "$T/test/osu/test_osu_run.sh"
