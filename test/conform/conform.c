@@ -191,7 +191,7 @@ void cf_poison(void *dst, size_t bytes)
 static char case_name[256] = "(before the first case)";
 static char hang_msg[400], crash_msg[400];
 static size_t hang_len, crash_len;
-static int case_failed, case_lines, npass, nfail;
+static int case_failed, case_skipped, case_lines, npass, nfail, nskip, skip_said;
 static struct sigaction prev_act[32];
 static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 
@@ -283,6 +283,7 @@ int cf_case(const char *fmt, ...)
     }
     memcpy(case_name, name, sizeof(name));
     case_failed = 0;
+    case_skipped = 0;
     case_lines = 0;
     set_messages();
     if (cf.verbose && cf.rank == 0) {
@@ -322,28 +323,39 @@ void cf_rc(int rc, const char *call)
     cf_fail("%s returned %d: %s", call, rc, s);
 }
 
+void cf_skip(const char *why)
+{
+    case_skipped = 1;
+    if (!skip_said++) {
+        printf("SKIP [%s] rank %d: %s (such cases are counted as skipped)\n", case_name, cf.rank, why);
+        fflush(stdout);
+    }
+}
+
 int cf_end(void)
 {
-    int any = 1, rc;
+    int mine[2] = { case_failed, case_skipped }, any[2] = { 1, 0 }, rc;
     /* the watchdog stays armed: a rank stuck in the case stops the others here */
-    rc = MPI_Allreduce(&case_failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    rc = MPI_Allreduce(mine, any, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     arm(0);
     if (rc != MPI_SUCCESS) {
         cf_rc(rc, "the verdict's MPI_Allreduce");
-        any = 1;
+        any[0] = 1;
     }
     if (cf.rank == 0) {
-        if (any) {
+        if (any[0]) {
             ++nfail;
             if (!case_failed) {
                 printf("FAIL [%s] (on another rank)\n", case_name);
             }
+        } else if (any[1]) {
+            ++nskip;
         } else {
             ++npass;
         }
         fflush(stdout);
     }
-    return !any;
+    return !any[0];
 }
 
 int cf_same(const void *got, const void *want, size_t n, const char *what)
@@ -420,6 +432,9 @@ int cf_finish(void)
 {
     int verdict = 0;
     if (cf.rank == 0) {
+        if (nskip) {
+            printf("%d skipped on some rank (see the SKIP lines)\n", nskip);
+        }
         printf("%d passed, %d failed\n", npass, nfail);
         fflush(stdout);
         verdict = nfail != 0;

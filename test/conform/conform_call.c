@@ -11,6 +11,11 @@
 const char *const cf_form_names[CF_NFORMS] = { "blocking", "nonblocking", "persistent" };
 const char *const cf_rep_names[REP_N] = { "builtin", "contig", "vector", "resized" };
 const char *const cf_layout_names[LAY_N] = { "packed", "gaps", "reversed", "negative" };
+const MPI_Datatype cf_move_types[] = { MPI_BYTE, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_2INT,
+                                       MPI_C_DOUBLE_COMPLEX, MPI_LONG_DOUBLE, MPI_FLOAT };
+const char *const cf_move_type_names[] = { "byte", "short", "int", "double", "2int",
+                                           "double-complex", "long-double", "float" };
+const int cf_nmove_types = sizeof(cf_move_types) / sizeof(cf_move_types[0]);
 const char *const cf_counts_names[CNT_N] = { "uniform", "varied", "count0-some", "count0-all" };
 static const char *const coll_names[] = {
     "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Reduce_scatter",
@@ -18,6 +23,11 @@ static const char *const coll_names[] = {
     "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall",
     "MPI_Alltoallv", "MPI_Alltoallw"
 };
+
+const char *cf_coll_name(cf_coll_t k)
+{
+    return coll_names[k];
+}
 
 /* FORM3 picks the blocking call, its I-form or its _init by form, with
  * the same arguments: one list of arguments per collective */
@@ -31,7 +41,7 @@ static const char *const coll_names[] = {
      : form == CF_NONBLOCKING ? MPI_Ibarrier(comm, req)                                      \
      : MPIX_Barrier_init(comm, MPI_INFO_NULL, req))
 
-static int post(const cf_call_t *c, cf_form_t form, MPI_Request *req)
+int cf_post(const cf_call_t *c, cf_form_t form, MPI_Request *req)
 {
     switch (c->coll) {
     case C_BARRIER:
@@ -117,7 +127,7 @@ void cf_run(const cf_call_t *c, cf_form_t form, const cf_hooks_t *h)
 
     if (form == CF_PERSISTENT) {
         h->fill(h->ctx, 0);
-        rc = post(c, form, &req);
+        rc = cf_post(c, form, &req);
         if (rc != MPI_SUCCESS) {
             snprintf(what, sizeof(what), "%s_init", coll_names[c->coll]);
             cf_rc(rc, what);
@@ -130,11 +140,11 @@ void cf_run(const cf_call_t *c, cf_form_t form, const cf_hooks_t *h)
         }
         if (form == CF_BLOCKING) {
             snprintf(what, sizeof(what), "%s", coll_names[c->coll]);
-            rc = post(c, form, NULL);
+            rc = cf_post(c, form, NULL);
         } else {
             if (form == CF_NONBLOCKING) {
                 snprintf(what, sizeof(what), "MPI_I%s", coll_names[c->coll] + 4);
-                rc = post(c, form, &req);
+                rc = cf_post(c, form, &req);
             } else {
                 snprintf(what, sizeof(what), "MPI_Start of %s_init (start %d)", coll_names[c->coll],
                          round + 1);
@@ -361,6 +371,7 @@ void cf_side_free(cf_side_t *s)
     for (q = 0; q < s->n; ++q) {
         cf_block_free(&s->slot[q].blk);
     }
+    cf_block_free(&s->proto);
     s->mem = NULL;
     s->want = s->got = NULL;
 }
@@ -393,9 +404,17 @@ void cf_move_add(cf_move_t *m, cf_side_t *s, const char *what)
     m->what[m->n++] = what;
 }
 
+void cf_move_hooks(cf_move_t *m, cf_hooks_t *h)
+{
+    h->fill = move_fill;
+    h->check = move_check;
+    h->ctx = m;
+}
+
 void cf_move_run(const cf_call_t *c, cf_form_t form, cf_move_t *m)
 {
-    cf_hooks_t h = { move_fill, move_check, m };
+    cf_hooks_t h;
+    cf_move_hooks(m, &h);
     cf_run(c, form, &h);
 }
 

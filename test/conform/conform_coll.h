@@ -64,6 +64,19 @@ typedef struct {
     void *ctx;
 } cf_hooks_t;
 void cf_run(const cf_call_t *c, cf_form_t form, const cf_hooks_t *h);
+/* the call alone: blocking (req unused), its I-form or its _init */
+int cf_post(const cf_call_t *c, cf_form_t form, MPI_Request *req);
+/* the collective's name in MPI, "MPI_Allgatherv" */
+const char *cf_coll_name(cf_coll_t k);
+
+/* a case's call made ready but not run, so that several can be posted
+ * together: cleanup frees what preparing it took */
+typedef struct cf_prep {
+    cf_call_t call;
+    cf_hooks_t hooks;
+    void (*cleanup)(struct cf_prep *);
+    void *state;
+} cf_prep_t;
 
 /* ---- blocks and sides ---- */
 
@@ -106,6 +119,7 @@ typedef struct {
     unsigned char *mem; /* the allocation (cf_alloc), NULL when no block has data */
     void *ptr;          /* what MPI gets */
     unsigned char *want, *got;
+    cf_block_t proto;   /* a v-collective's one-element datatype, freed with the side */
 } cf_side_t;
 
 /* an empty side of n slots, each without data (slots are then set) */
@@ -129,6 +143,14 @@ typedef struct {
 } cf_move_t;
 void cf_move_add(cf_move_t *m, cf_side_t *s, const char *what);
 void cf_move_run(const cf_call_t *c, cf_form_t form, cf_move_t *m);
+void cf_move_hooks(cf_move_t *m, cf_hooks_t *h);
+
+/* the predefined types the data-movement cases run: every element size */
+extern const MPI_Datatype cf_move_types[];
+extern const char *const cf_move_type_names[];
+extern const int cf_nmove_types;
+#define CF_MOVE_INT 2
+#define CF_MOVE_FLOAT 7
 
 /* counts per peer for the v-variants */
 typedef enum { CNT_UNIFORM, CNT_VARIED, CNT_ZERO_SOME, CNT_ZERO_ALL, CNT_N } cf_counts_t;
@@ -139,10 +161,45 @@ int cf_count(cf_counts_t c, int n, int i, int j);
 /* the element counts a case runs: 0, 1, odd, 1000+odd, >= 1 MiB per rank */
 int cf_sizes(int esize, int *out);
 
+/* one data-movement case: Bcast, Gather(v), Scatter(v), Allgather(v),
+ * Alltoall(v) (conform_move.c) */
+typedef struct {
+    const cf_comm_t *c;
+    cf_coll_t coll;
+    cf_form_t form;
+    int root;           /* rooted collectives */
+    int n;              /* elements per block (v: the base of cf_count) */
+    int ti;             /* cf_move_types index */
+    int inplace;
+    /* arguments the standard says are ignored (non-roots' root-side ones,
+     * the send ones of MPI_IN_PLACE) passed as NULL, garbage counts,
+     * MPI_DATATYPE_NULL; 0: passed as a real program might */
+    int nullargs;
+    cf_counts_t cnt;    /* v */
+    cf_layout_t slay, rlay;
+    /* the datatypes describing the send and receive blocks on even and odd
+     * ranks: the type signatures match, the datatypes need not */
+    cf_rep_t srep[2], rrep[2];
+} cf_mv_t;
+void cf_move_case(const cf_mv_t *p);
+void cf_move_prepare(const cf_mv_t *p, cf_prep_t *out);
+
+/* one reduction case (conform_reduce.c) */
+typedef struct {
+    const cf_comm_t *c;
+    cf_coll_t coll;     /* C_REDUCE ... C_EXSCAN */
+    cf_form_t form;
+    const cf_type_t *t;
+    int op;             /* cf_ops index */
+    int n;              /* count; Reduce_scatter: the base of its recvcounts */
+    cf_counts_t cnt;    /* Reduce_scatter's recvcounts */
+    int root, inplace;
+} cf_red_t;
+void cf_red_prepare(const cf_red_t *p, cf_prep_t *out);
+
 /* the test files */
 void cf_test_barrier(const cf_comm_t *c);
-void cf_test_rooted(const cf_comm_t *c);
-void cf_test_all(const cf_comm_t *c);
+void cf_test_move(const cf_comm_t *c);
 void cf_test_alltoallw(const cf_comm_t *c);
 void cf_test_signatures(const cf_comm_t *c);
 void cf_test_reduce(const cf_comm_t *c);

@@ -77,15 +77,16 @@ typedef struct { long double v; int i; } cf_ldouble_int;
 enum { INT_TYPES(ID) FLOAT_TYPES(ID) COMPLEX_TYPES(ID) T_BOOL, T_BYTE, PAIR_TYPES(ID) T_COUNT };
 #undef ID
 
-#define ROW(id, mt, T, cls) { mt, #mt, sizeof(T), sizeof(T), cls },
-#define INT_ROW(id, mt, T, s) ROW(id, mt, T, CF_INT)
-#define FLOAT_ROW(id, mt, T, sc) ROW(id, mt, T, CF_FLOAT)
-#define COMPLEX_ROW(id, mt, T, sc) ROW(id, mt, T, CF_COMPLEX)
+/* the names are stringified here, before MPI's macros expand */
+#define ROW(id, mt, name, T, cls) { mt, name, sizeof(T), sizeof(T), cls },
+#define INT_ROW(id, mt, T, s) ROW(id, mt, #mt, T, CF_INT)
+#define FLOAT_ROW(id, mt, T, sc) ROW(id, mt, #mt, T, CF_FLOAT)
+#define COMPLEX_ROW(id, mt, T, sc) ROW(id, mt, #mt, T, CF_COMPLEX)
 #define PAIR_ROW(id, mt, T, sc) { mt, #mt, sizeof(((T *) 0)->v) + sizeof(int), sizeof(T), CF_PAIR },
 const cf_type_t cf_types[] = {
     INT_TYPES(INT_ROW) FLOAT_TYPES(FLOAT_ROW) COMPLEX_TYPES(COMPLEX_ROW)
-    ROW(T_BOOL, MPI_C_BOOL, bool, CF_LOGICAL)
-    ROW(T_BYTE, MPI_BYTE, unsigned char, CF_BYTE)
+    ROW(T_BOOL, MPI_C_BOOL, "MPI_C_BOOL", bool, CF_LOGICAL)
+    ROW(T_BYTE, MPI_BYTE, "MPI_BYTE", unsigned char, CF_BYTE)
     PAIR_TYPES(PAIR_ROW)
 };
 const int cf_ntypes = T_COUNT;

@@ -4,8 +4,7 @@
  * MPI_COMM_WORLD, a communicator in reversed rank order, an odd/even
  * split and MPI_COMM_SELF, checked against the MPI standard's definition
  * of each (see conform.h for the framework).  The other files:
- *   conform_rooted.c     Bcast, Gather(v), Scatter(v)
- *   conform_all.c        Allgather(v), Alltoall(v)
+ *   conform_move.c       Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v)
  *   conform_w.c          Alltoallw; different datatypes, same type signature
  *   conform_reduce.c     the reductions; several requests outstanding at once
  *   conform_nbr.c        neighborhood and intercommunicator collectives,
@@ -133,8 +132,7 @@ int main(int argc, char **argv)
     comm_describe(&comms[3], MPI_COMM_SELF, "self");
     for (k = 0; k < 4; ++k) {
         cf_test_barrier(&comms[k]);
-        cf_test_rooted(&comms[k]);
-        cf_test_all(&comms[k]);
+        cf_test_move(&comms[k]);
         cf_test_alltoallw(&comms[k]);
         cf_test_signatures(&comms[k]);
         cf_test_reduce(&comms[k]);
