@@ -99,6 +99,30 @@ run "MPIX streams: with coll/gpu loaded the library finds its entry (driver stan
   echo \"\$out\" | grep -q 'not a valid CUDA stream' || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
 run "enabled module (driver stand-in), persistent collectives, np 2" sh -c "$FAKE $MPIRUN --oversubscribe -np 2 $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
+# op/gpu (MPI_Reduce_local and Open MPI's own reductions on device memory):
+# listed with its parameters; host results of every predefined type and op,
+# 2- and 3-buffer, are Open MPI's whether it declines (no driver) or is
+# installed (driver stand-in); the stand-in's device memory, which the CPU
+# cannot touch and no kernel can reach here, reduced through the driver's copies
+run "ompi_info lists op gpu and its parameters" sh -c '
+  out=$(ompi_info --param op gpu --level 9) || exit 1
+  echo "$out" | grep -q "MCA op: gpu" || { echo "$out"; exit 1; }
+  for p in priority verbose timeout; do
+    echo "$out" | grep -q "\"op_gpu_$p\"" || { echo "missing op_gpu_$p"; exit 1; }
+  done'
+run "op/gpu without a driver: declines, says why at verbose 1; host MPI_Reduce_local unchanged" sh -c "
+  out=\$($MPIRUN -np 1 --mca op_gpu_verbose 1 $B/test/gpu/test_gpu_reduce_local host-declined --quick 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'op/gpu: declining' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+run "op/gpu installed (driver stand-in): host MPI_Reduce_local and 3-buffer reductions give Open MPI's results" sh -c "
+  out=\$($FAKE $MPIRUN -np 1 $B/test/gpu/test_gpu_reduce_local host --quick 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+for np in 1 2; do
+  run "op/gpu (driver stand-in): MPI_Reduce_local on device memory the CPU cannot touch, right results through the driver's copies, np $np" sh -c "
+    out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca op_gpu_verbose 1 $B/test/gpu/test_gpu_reduce_local standin 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'op/gpu: .*the CUDA runtime cannot run here' || { echo \"\$out\"; echo 'no host-fold notice'; exit 1; }
+    echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+done
 run "user messages come from the help file (a missing fallback component)" sh -c "
   out=\$($MPIRUN -np 1 --mca coll gpu --mca coll_gpu_fallback tuned,basic,libnbc,self,nosuchcomp $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'component \"coll/nosuchcomp\"' || { echo \"\$out\"; exit 1; }"
