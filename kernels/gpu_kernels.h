@@ -195,6 +195,9 @@ gpu_status_t gpu_local_reduce3(gpu_op_t op, gpu_dtype_t dt, const void *in1, con
                                void *out, size_t count, void *stream);
 /* 1 when a cudaError_t says the same for any CUDA runtime call */
 int gpu_local_cannot_run(int cuda_error);
+/* Loads every local reduction kernel into the current device's context
+ * (a first launch under lazy loading may wait for the whole device). */
+gpu_status_t gpu_local_preload(void);
 
 /* Every rank's allreduce at once, by one process that maps every rank's
  * buffers (ranks time-slicing one GPU, engine/gpu_engine_direct.c):

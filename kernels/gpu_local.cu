@@ -53,6 +53,16 @@ struct local_launcher {
     }
 };
 
+/* Loads a kernel into the current context (cudaFuncGetAttributes does,
+ * under CUDA's lazy loading) */
+struct local_loader {
+    template <gpu_op_t OP, class T> bool run()
+    {
+        cudaFuncAttributes a;
+        return cudaSuccess == cudaFuncGetAttributes(&a, local_fold_kernel<OP, T>);
+    }
+};
+
 /* Errors that say "this process cannot run this build's kernels at all"
  * (no kernel image for the device, a driver older than the runtime, no
  * usable device): the caller computes on the host instead. */
@@ -110,6 +120,34 @@ extern "C" gpu_status_t gpu_local_reduce(gpu_op_t op, gpu_dtype_t dt, const void
                                          size_t count, void *stream)
 {
     return gpu_local_reduce3(op, dt, inout, in, inout, count, stream);
+}
+
+/* Every kernel of this file, loaded now: with lazy loading (CUDA's
+ * default) a kernel's first launch loads it, and loading may wait for the
+ * whole device, behind the application's work; done once per device,
+ * later first launches of other (op, type) pairs cannot block there. */
+extern "C" gpu_status_t gpu_local_preload(void)
+{
+    local_loader l;
+    for (int op = 0; op < GPU_OP_COUNT; ++op) {
+        for (int dt = 0; dt < GPU_DT_COUNT; ++dt) {
+            if (!gpu_op_dtype_valid((gpu_op_t) op, (gpu_dtype_t) dt) ||
+                gpu_dispatch((gpu_op_t) op, (gpu_dtype_t) dt, l)) {
+                continue;
+            }
+            const cudaError_t err = cudaGetLastError();
+            if (cannot_run_here(err)) {
+                GPU_LOG(1, "the local reduction kernels cannot run on this device: %s",
+                        cudaGetErrorString(err));
+                return GPU_ERR_UNSUPPORTED;
+            }
+            GPU_ERROR("loading the local reduction kernel (%s, %s) failed: %s",
+                      gpu_op_name((gpu_op_t) op), gpu_dtype_name((gpu_dtype_t) dt),
+                      cudaGetErrorString(err));
+            return GPU_ERR_CUDA;
+        }
+    }
+    return GPU_OK;
 }
 
 extern "C" int gpu_local_cannot_run(int cuda_error)

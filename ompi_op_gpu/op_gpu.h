@@ -40,7 +40,10 @@
  * queued behind application work that never finishes (a persistent
  * kernel on a blocking stream, waiting for this very MPI call) becomes an
  * error instead of a hang.  What remains unbounded: a pageable copy inside
- * the driver, which the driver itself orders behind earlier work.
+ * the driver, which the driver itself orders behind earlier work, and the
+ * loading of the kernels (CUDA's lazy loading may wait for the whole
+ * device), done for all of them at a device's first reduction so that no
+ * later first use of an (op, type) pair waits there.
  *
  * Errors.  Open MPI's op functions return nothing (ompi_op_reduce is
  * void in 4.1 and 5.0; MPI_Reduce_local returns whatever the coll

@@ -35,11 +35,12 @@ typedef unsigned long long op_gpu_cu_ptr_t;
 static struct {
     pthread_once_t once;
     int kernels;            /* 1: the CUDA runtime runs this build's kernels here */
+    unsigned long long loaded; /* devices (bit per ordinal) whose kernels are loaded */
     int pools;              /* 1: cudaMallocAsync works (stream-ordered, no device sync) */
     int (*cu_memcpy)(op_gpu_cu_ptr_t dst, op_gpu_cu_ptr_t src, size_t n);
     int (*cu_stream_sync)(void *stream);
     int (*cu_error_string)(int err, const char **str);
-} op_gpu_rt = { PTHREAD_ONCE_INIT, 0, 1, NULL, NULL, NULL };
+} op_gpu_rt = { PTHREAD_ONCE_INIT, 0, 0, 1, NULL, NULL, NULL };
 
 static const char *op_gpu_cu_string(int err)
 {
@@ -301,6 +302,17 @@ static int op_gpu_gpu_fold(const mca_op_gpu_call_t *c, gpu_dtype_t gdt, size_t b
         target = cur;
     } else if (target != cur && cudaSuccess != (err = cudaSetDevice(target))) {
         goto out_cuda;
+    }
+    /* all kernels at a device's first reduction, not each (op, type) at
+     * its first: a lazy load may wait for the whole device, unbounded */
+    if (target < 64 && 0 == (__atomic_load_n(&op_gpu_rt.loaded, __ATOMIC_RELAXED) &
+                             (1ull << target))) {
+        st = gpu_local_preload();
+        if (GPU_OK != st) {
+            rc = GPU_ERR_UNSUPPORTED == st ? 1 : -1;
+            goto out_free;
+        }
+        __atomic_fetch_or(&op_gpu_rt.loaded, 1ull << target, __ATOMIC_RELAXED);
     }
     for (int i = 0; i < 3; ++i) {
         ops[i].direct = GPU_MEM_MANAGED == ops[i].kind ||

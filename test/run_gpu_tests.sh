@@ -7,7 +7,8 @@
 # and launched (coll_gpu_persist 0); ordering
 # after the application's copies at every coll_gpu_stream_order, with a
 # negative control (order 0 must read stale data).  MPI_Reduce_local and the
-# 3-buffer reduction on device memory (op/gpu), 1 and 2 ranks.
+# 3-buffer reduction on device memory (op/gpu), 1 and 2 ranks, and its
+# bounded wait (op_gpu_timeout) behind a stream the application holds.
 # Usage: run_gpu_tests.sh BUILDDIR [--quick].  Ends with "N passed, N failed".
 # SKIP_HIER=1, ONLY_HIER=1, ONLY_SHARED=1 narrow it.
 B=${1:-$(pwd)}
@@ -54,6 +55,7 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_allreduce 2 --mca coll_gpu_stream_order 0 GPUCOLL_TEST_ORDER=stale" \
            "test_gpu_direct 2" "test_gpu_direct 4" "test_gpu_comm_memory 2" \
            "test_gpu_reduce_local 1" "test_gpu_reduce_local 2" \
+           "test_gpu_reduce_local 1 --mca op_gpu_timeout 1 GPUCOLL_TEST_REDUCE_LOCAL=timeout" \
            $HIER_CFGS; do
   envs=""
   case $cfg in

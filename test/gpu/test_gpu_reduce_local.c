@@ -12,6 +12,14 @@
  *   test_gpu_reduce_local standin     the CI driver stand-in's device
  *       memory (the CPU faults on it; no kernel can run): right results
  *       through the driver's copies, no crash
+ *   test_gpu_reduce_local timeout     GPU host, with --mca op_gpu_timeout 1:
+ *       a host function holding a blocking stream for 3 s; the call must
+ *       come back after about 1 s with MPI_ERRORS_RETURN, and the queued
+ *       kernel must still land afterwards
+ *   test_gpu_reduce_local bench       time per call: host buffers (what
+ *       op/gpu adds to them: compare with --mca op ^gpu), and on the GPU
+ * The mode may also come from GPUCOLL_TEST_REDUCE_LOCAL (run_gpu_tests.sh
+ * passes mpirun's arguments only).
  *
  * Each element past the count is poisoned and must stay so.  Ends with
  * "N passed, M failed" summed over the ranks.
@@ -22,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 #include <mpi.h>
@@ -245,9 +254,111 @@ static int in_mode(const rtype_t *t)
     return 0;
 }
 
+static void CUDART_CB hold_stream(void *arg)
+{
+    const struct timespec t = { 3, 0 };
+    (void) arg;
+    nanosleep(&t, NULL);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
+}
+
+/* the wait's deadline: a kernel queued behind 3 s of application work */
+static void run_timeout(void)
+{
+    const rtype_t t = RT(MPI_INT, RK_SINT);
+    enum { N = 4099 };
+    int *h = malloc(N * sizeof(int)), *dx = NULL, *dy = NULL, ok = 1;
+    cudaStream_t s;
+    double t0, dt;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    for (int i = 0; i < N; ++i) {
+        h[i] = 1;
+    }
+    if (cudaSuccess != cudaMalloc((void **) &dx, N * sizeof(int)) ||
+        cudaSuccess != cudaMalloc((void **) &dy, N * sizeof(int)) ||
+        cudaSuccess != cudaMemcpy(dx, h, N * sizeof(int), cudaMemcpyDefault) ||
+        cudaSuccess != cudaMemcpy(dy, h, N * sizeof(int), cudaMemcpyDefault) ||
+        cudaSuccess != cudaStreamCreate(&s)) {
+        report(0, &t, 0, N, "dd", "CUDA setup failed");
+        return;
+    }
+    /* the kernels load at the first device reduction, which may wait for
+     * the device (op_gpu.h): that one runs before the stream is held */
+    (void) MPI_Reduce_local(dx, dy, 1, MPI_INT, MPI_BAND);
+    if (cudaSuccess != cudaLaunchHostFunc(s, hold_stream, NULL)) {
+        report(0, &t, 0, N, "dd", "CUDA setup failed");
+        return;
+    }
+    t0 = now_s();
+    (void) MPI_Reduce_local(dx, dy, N, MPI_INT, MPI_SUM);
+    dt = now_s() - t0;
+    printf("rank %d: MPI_Reduce_local came back after %.2f s (op_gpu_timeout 1, stream held 3 s)\n",
+           rank, dt);
+    report(dt > 0.8 && dt < 2.5, &t, 0, N, "dd", "did not come back at the deadline");
+    cudaStreamSynchronize(s);
+    cudaDeviceSynchronize();
+    cudaMemcpy(h, dy, N * sizeof(int), cudaMemcpyDefault);
+    for (int i = 0; i < N; ++i) {
+        ok &= 2 == h[i];
+    }
+    report(ok, &t, 0, N, "dd", "the queued kernel's result did not land after the stream freed");
+    cudaStreamDestroy(s);
+    cudaFree(dy);
+    cudaFree(dx);
+    free(h);
+}
+
+/* microseconds per MPI_Reduce_local of n doubles (MPI_SUM), x and y as given */
+static double time_calls(void *x, void *y, int n, int iters)
+{
+    double t0;
+    for (int i = 0; i < iters / 10 + 1; ++i) {
+        MPI_Reduce_local(x, y, n, MPI_DOUBLE, MPI_SUM);
+    }
+    t0 = now_s();
+    for (int i = 0; i < iters; ++i) {
+        MPI_Reduce_local(x, y, n, MPI_DOUBLE, MPI_SUM);
+    }
+    return 1e6 * (now_s() - t0) / iters;
+}
+
+static void run_bench(void)
+{
+    static const int sizes[] = { 1, 1024, 1 << 20 };
+    for (int k = 0; k < 3; ++k) {
+        const int n = sizes[k], iters = n > 1024 ? 200 : 100000;
+        double *hx = calloc(n, sizeof(double)), *hy = calloc(n, sizeof(double));
+        void *dx = NULL, *dy = NULL;
+        printf("rank %d: %8zu B host/host %9.3f us", rank, n * sizeof(double),
+               time_calls(hx, hy, n, iters));
+        if (mode_gpu && cudaSuccess == cudaMalloc(&dx, n * sizeof(double)) &&
+            cudaSuccess == cudaMalloc(&dy, n * sizeof(double))) {
+            cudaMemset(dx, 0, n * sizeof(double));
+            cudaMemset(dy, 0, n * sizeof(double));
+            printf("  device/device %9.3f us  host/device %9.3f us", time_calls(dx, dy, n, 2000),
+                   time_calls(hx, dy, n, 2000));
+        }
+        printf("\n");
+        cudaFree(dy);
+        cudaFree(dx);
+        free(hy);
+        free(hx);
+    }
+    ++passed;
+}
+
 int main(int argc, char **argv)
 {
-    const char *mode = "gpu";
+    const char *mode = NULL != getenv("GPUCOLL_TEST_REDUCE_LOCAL") ?
+                       getenv("GPUCOLL_TEST_REDUCE_LOCAL") : "gpu";
     int quick = 0, host_only = 0, expect_installed = 1, n_inst = 0, n_slots = 0, tot[2];
 
     for (int i = 1; i < argc; ++i) {
@@ -257,7 +368,7 @@ int main(int argc, char **argv)
             mode = argv[i];
         }
     }
-    host_only = 0 == strncmp(mode, "host", 4);
+    host_only = 0 == strncmp(mode, "host", 4) || 0 == strcmp(mode, "bench-host");
     expect_installed = 0 != strcmp(mode, "host-declined");
     mode_standin = 0 == strcmp(mode, "standin");
     /* host results are Open MPI's own, defects included (reduce_local_ref.h) */
@@ -284,6 +395,14 @@ int main(int argc, char **argv)
         mydev = rank % ndev;
         cudaSetDevice(mydev);
         mode_gpu = 1;
+    }
+    if (0 == strcmp(mode, "timeout")) {
+        run_timeout();
+        goto out;
+    }
+    if (0 == strncmp(mode, "bench", 5)) {
+        run_bench();
+        goto out;
     }
     for (int ti = 0; ti < NRTYPES; ++ti) {
         const rtype_t *t = &rtypes[ti];
@@ -330,6 +449,7 @@ int main(int argc, char **argv)
                "expected %s\n", rank, n_inst, n_slots, expect_installed ? "all" : "none");
         ++failed;
     }
+out:
     tot[0] = passed;
     tot[1] = failed;
     MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
