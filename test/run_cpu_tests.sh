@@ -99,6 +99,26 @@ run "MPIX streams: with coll/gpu loaded the library finds its entry (driver stan
   echo \"\$out\" | grep -q 'not a valid CUDA stream' || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
 run "enabled module (driver stand-in), persistent collectives, np 2" sh -c "$FAKE $MPIRUN --oversubscribe -np 2 $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
+# the conformance test (test/conform): every collective, every form, on
+# the stand-in's device memory (which the host cannot touch), host memory
+# and both mixed; then with no driver at all (host buffers)
+conform() { # name, environment prefix, np, test options
+  run "conformance test: $1, np $3" sh -c "
+    out=\$($2 $MPIRUN --oversubscribe -np $3 $B/test/conform/test_conform --quick $4 2>&1)
+    echo \"\$out\" | grep -q ' 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|HANG|CRASH|passed' | head -30; exit 1; }"
+}
+for np in 1 2 3 4; do
+  conform "device buffers (driver stand-in)" "$FAKE" $np "--mem device"
+done
+for np in 2 4; do
+  conform "host buffers (driver stand-in)" "$FAKE" $np "--mem host"
+  conform "device and host buffers on alternate ranks (driver stand-in)" "$FAKE" $np "--mem mixed"
+done
+run "conformance test: no CUDA driver, host buffers, np 2" sh -c "
+  out=\$($MPIRUN --oversubscribe -np 2 $B/test/conform/test_conform --quick 2>&1)
+  echo \"\$out\" | grep -q 'conform: no CUDA driver: host buffers only' || { echo \"\$out\" | tail -5; exit 1; }
+  echo \"\$out\" | grep -q ' 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|HANG|CRASH|passed' | head -30; exit 1; }"
+# end of the conformance test's runs
 # op/gpu (MPI_Reduce_local and Open MPI's own reductions on device memory):
 # listed with its parameters; host results of every predefined type and op,
 # 2- and 3-buffer, are Open MPI's whether it declines (no driver) or is

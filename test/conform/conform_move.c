@@ -316,9 +316,12 @@ void cf_test_move(const cf_comm_t *c)
                             cf_move_case(&p);
                         }
                     }
-                    p.cnt = CNT_VARIED, p.rlay = p.slay = LAY_NEGATIVE, p.nullargs = 0;
-                    cf_move_case(&p);
-                    p.nullargs = 1;
+                    /* ignored arguments passed as a real program might */
+                    if (rooted || ip) {
+                        p.cnt = CNT_VARIED, p.rlay = p.slay = LAY_NEGATIVE, p.nullargs = 0;
+                        cf_move_case(&p);
+                        p.nullargs = 1;
+                    }
                 }
             }
             /* a wider element; a large count */
