@@ -89,8 +89,9 @@ int cf_post(const cf_call_t *c, cf_form_t form, MPI_Request *req)
     return MPI_ERR_OTHER;
 }
 
-/* the case name picks how a request is completed, so that a rerun with
- * --only completes it the same way: MPI_Wait, MPI_Waitall or MPI_Test */
+/* the call's own arguments pick how its request is completed (MPI_Wait,
+ * MPI_Waitall or an MPI_Test loop), so that a rerun with --only completes
+ * it the same way */
 static int complete(MPI_Request *req, int style, const char **how)
 {
     MPI_Status st;
