@@ -132,6 +132,9 @@ void mca_op_gpu_device_reduce(const mca_op_gpu_call_t *call);
 
 /* 1 for device or managed memory (computed on the GPU); cached for host */
 int mca_op_gpu_is_device(const void *p);
+/* the same as a gpu_mem_kind_t (never BROKEN), with the device ordinal of
+ * device memory in *dev (-1 otherwise) */
+int mca_op_gpu_kind(const void *p, int *dev);
 
 /* a failure no return code can carry: logged by the caller, raised here */
 void mca_op_gpu_raise(const char *what);

@@ -255,7 +255,7 @@ static void op_gpu_operand(op_gpu_operand_t *o, const void *p)
 {
     o->p = p;
     o->dev = -1;
-    o->kind = mca_op_gpu_is_device(p) ? (int) gpu_drv_mem_kind(p, &o->dev, NULL) : GPU_MEM_HOST;
+    o->kind = mca_op_gpu_kind(p, &o->dev);
     o->direct = 0;
     o->d = NULL;
 }

@@ -47,35 +47,42 @@ static int op_gpu_cpu_readable(const void *p)
     return 1 == process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 }
 
-static int op_gpu_ask_driver(const void *p)
+static int op_gpu_ask_driver(const void *p, int *dev)
 {
     const uintptr_t a = (uintptr_t) p;
     const size_t h = op_gpu_host_slot(a);
-    const gpu_mem_kind_t kind = gpu_drv_mem_kind(p, NULL, NULL);
+    const gpu_mem_kind_t kind = gpu_drv_mem_kind(p, dev, NULL);
 
     if (GPU_MEM_HOST == kind) {
         /* the free way, else the second: two buffers of one call both stay */
         op_gpu_host_seen[0 == op_gpu_host_seen[h] ? h : h ^ 1] = a;
-        return 0;
+        return GPU_MEM_HOST;
     }
     if (GPU_MEM_BROKEN == kind) {
         /* the context has a sticky error and cannot say: memory the CPU
          * cannot read is device memory (the device path then reports the
          * CUDA error; the host function would fault) */
-        return !op_gpu_cpu_readable(p);
+        return op_gpu_cpu_readable(p) ? GPU_MEM_HOST : GPU_MEM_DEVICE;
     }
-    return 1;
+    return kind;
 }
 
-int mca_op_gpu_is_device(const void *p)
+int mca_op_gpu_kind(const void *p, int *dev)
 {
     const uintptr_t a = (uintptr_t) p;
     const size_t h = op_gpu_host_slot(a);
 
+    *dev = -1;
     if (NULL == p || op_gpu_host_seen[h] == a || op_gpu_host_seen[h ^ 1] == a) {
-        return 0;
+        return GPU_MEM_HOST;
     }
-    return op_gpu_ask_driver(p);
+    return op_gpu_ask_driver(p, dev);
+}
+
+int mca_op_gpu_is_device(const void *p)
+{
+    int dev;
+    return GPU_MEM_HOST != mca_op_gpu_kind(p, &dev);
 }
 
 static inline void op_gpu_2buff(int k, const void *in, void *inout, int *count,
