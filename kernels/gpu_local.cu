@@ -19,6 +19,10 @@
 #include "gpu_kernels.h"
 #include "gpu_reduce_ops.h"
 
+/* the launchers serve the .so they are linked into: only the component
+ * itself is exported from it */
+#define GPU_LOCAL_HIDDEN __attribute__((visibility("hidden")))
+
 namespace {
 
 /* grid-stride loop: every element once, any count (size_t indices) */
@@ -90,8 +94,9 @@ bool cannot_run_here(cudaError_t err)
 
 } // namespace
 
-extern "C" gpu_status_t gpu_local_reduce3(gpu_op_t op, gpu_dtype_t dt, const void *in1,
-                                          const void *in2, void *out, size_t count, void *stream)
+extern "C" GPU_LOCAL_HIDDEN gpu_status_t gpu_local_reduce3(gpu_op_t op, gpu_dtype_t dt,
+                                                           const void *in1, const void *in2,
+                                                           void *out, size_t count, void *stream)
 {
     local_launcher l = {in1, in2, out, count, static_cast<cudaStream_t>(stream)};
     cudaError_t err;
@@ -116,8 +121,9 @@ extern "C" gpu_status_t gpu_local_reduce3(gpu_op_t op, gpu_dtype_t dt, const voi
     return GPU_ERR_CUDA;
 }
 
-extern "C" gpu_status_t gpu_local_reduce(gpu_op_t op, gpu_dtype_t dt, const void *in, void *inout,
-                                         size_t count, void *stream)
+extern "C" GPU_LOCAL_HIDDEN gpu_status_t gpu_local_reduce(gpu_op_t op, gpu_dtype_t dt,
+                                                          const void *in, void *inout,
+                                                          size_t count, void *stream)
 {
     return gpu_local_reduce3(op, dt, inout, in, inout, count, stream);
 }
@@ -126,7 +132,7 @@ extern "C" gpu_status_t gpu_local_reduce(gpu_op_t op, gpu_dtype_t dt, const void
  * default) a kernel's first launch loads it, and loading may wait for the
  * whole device, behind the application's work; done once per device,
  * later first launches of other (op, type) pairs cannot block there. */
-extern "C" gpu_status_t gpu_local_preload(void)
+extern "C" GPU_LOCAL_HIDDEN gpu_status_t gpu_local_preload(void)
 {
     local_loader l;
     for (int op = 0; op < GPU_OP_COUNT; ++op) {
@@ -150,7 +156,7 @@ extern "C" gpu_status_t gpu_local_preload(void)
     return GPU_OK;
 }
 
-extern "C" int gpu_local_cannot_run(int cuda_error)
+extern "C" GPU_LOCAL_HIDDEN int gpu_local_cannot_run(int cuda_error)
 {
     return cannot_run_here(static_cast<cudaError_t>(cuda_error)) ? 1 : 0;
 }

@@ -138,16 +138,22 @@ static void rgen(const rtype_t *t, void *buf, size_t count, uint64_t seed)
         }
         default: {
             const int v = (int) (r % 5) - 2, idx = (int) (r2 % 1000);
+#define RGEN_PAIR(V, I)                                                               \
+    do {                                                                              \
+        struct { V v; I i; } e = { (V) v, (I) idx };                                  \
+        memcpy(p, &e, sizeof(e));                                                     \
+    } while (0)
             switch (t->pv) {
-            case PV_FLOAT: { struct { float v; int i; } e = { (float) v, idx }; memcpy(p, &e, sizeof(e)); break; }
-            case PV_DOUBLE: { struct { double v; int i; } e = { v, idx }; memcpy(p, &e, sizeof(e)); break; }
-            case PV_LONG: { struct { long v; int i; } e = { v, idx }; memcpy(p, &e, sizeof(e)); break; }
-            case PV_INT: { struct { int v, i; } e = { v, idx }; memcpy(p, &e, sizeof(e)); break; }
-            case PV_SHORT: { struct { short v; int i; } e = { (short) v, idx }; memcpy(p, &e, sizeof(e)); break; }
-            case PV_LDOUBLE: { struct { long double v; int i; } e = { v, idx }; memcpy(p, &e, sizeof(e)); break; }
-            case PV_2REAL: { float e[2] = { (float) v, (float) idx }; memcpy(p, e, sizeof(e)); break; }
-            default: { double e[2] = { v, idx }; memcpy(p, e, sizeof(e)); break; }
+            case PV_FLOAT: RGEN_PAIR(float, int); break;
+            case PV_DOUBLE: RGEN_PAIR(double, int); break;
+            case PV_LONG: RGEN_PAIR(long, int); break;
+            case PV_INT: RGEN_PAIR(int, int); break;
+            case PV_SHORT: RGEN_PAIR(short, int); break;
+            case PV_LDOUBLE: RGEN_PAIR(long double, int); break;
+            case PV_2REAL: RGEN_PAIR(float, float); break;
+            default: RGEN_PAIR(double, double); break;
             }
+#undef RGEN_PAIR
         }
         }
     }
@@ -158,8 +164,9 @@ static void rgen(const rtype_t *t, void *buf, size_t count, uint64_t seed)
         U a, b, r = 0;                                                                \
         memcpy(&a, x, sizeof(U));                                                     \
         memcpy(&b, y, sizeof(U));                                                     \
-        const int sgn = RK_SINT == t->kind || RK_FINT == t->kind;                                           \
-        const int lt = sgn ? ((a ^ sb) < (b ^ sb)) : (a < b); /* a < b, signed or not */ \
+        const int sgn = RK_SINT == t->kind || RK_FINT == t->kind;                     \
+        /* a < b, signed or not */                                                    \
+        const int lt = sgn ? ((a ^ sb) < (b ^ sb)) : (a < b);                         \
         switch (op) {                                                                 \
         case 0: r = (U) (a + b); break;                                               \
         case 1: r = (U) ((uint64_t) a * (uint64_t) b); break;                         \
@@ -263,7 +270,8 @@ static long rcompare(const rtype_t *t, const void *got, const void *want, size_t
             static const size_t vsize[] = { 4, 8, 8, 4, 2, 10, 4, 8 };
             static const size_t ioff[] = { 4, 8, 8, 4, 4, 16, 4, 8 };
             const size_t is = t->pv >= PV_2REAL ? vsize[t->pv] : 4;
-            same = 0 == memcmp(g, w, vsize[t->pv]) && 0 == memcmp(g + ioff[t->pv], w + ioff[t->pv], is);
+            same = 0 == memcmp(g, w, vsize[t->pv]) &&
+                   0 == memcmp(g + ioff[t->pv], w + ioff[t->pv], is);
         } else {
             same = 0 == memcmp(g, w, t->size);
         }
