@@ -2,15 +2,19 @@
  * coll/gpu: MPI collectives on CUDA device buffers inside stock Open MPI 4.1.
  *
  * The component is a thin layer: it registers MCA parameters, decides per
- * communicator whether to run (CUDA driver and a device present,
- * intra-communicator), keeps the previous module's function for every
- * collective, and routes each call:
+ * communicator whether to run (CUDA driver and a device present), keeps
+ * the previous module's function for every collective, and routes each
+ * call in one place (coll_gpu_route.h):
  *
  *   host buffers                     -> previous module, untouched
- *   device buffers, predefined op
- *     and type, one node, P2P        -> engine/ (GPU kernels over CUDA IPC)
+ *   device buffers, every rank's part
+ *     eligible (agreed)              -> engine/ on one node (GPU kernels
+ *                                       over CUDA IPC), hier/ across nodes
  *   any other device-buffer call     -> staged: device -> host, previous
  *                                       module, host -> device
+ *
+ * Intercommunicators get a module of their own that only stages
+ * (coll_gpu_inter.c): their collectives have no GPU path.
  *
  * Per-communicator GPU state is created at the first device-buffer
  * collective, through the communicator's own host allgather.
@@ -128,6 +132,7 @@ typedef struct mca_coll_gpu_module_t {
     mca_coll_base_comm_coll_t prev;   /* previous functions and modules */
     ompi_communicator_t *comm;
     mca_coll_gpu_boot_t boot;
+    int one_node;                     /* every rank on this node (or virtual node) */
     gpu_engine_comm_t *engine;
     int has_order;                    /* chain order from the topology ring */
     int chain_order[GPU_MAX_PEERS];
@@ -149,7 +154,6 @@ typedef struct mca_coll_gpu_module_t {
      * found, and "the next entry is a re-issue: post nothing" */
     gpu_kind_post_t kpost;
     struct gpu_kind_slot **kpeer;
-    int kskip;
     /* the call number last posted; "not agreed yet" (a blocking device
      * call left to the engine, which asks while its kernel runs); the peer
      * a wait for kinds timed out on */
@@ -160,12 +164,8 @@ typedef struct mca_coll_gpu_module_t {
     /* nonblocking calls whose start waits in the queue (coll_gpu_kind.c):
      * how many may still start a host collective (a later nonblocking
      * call queues behind them, so every rank starts Open MPI's nonblocking
-     * collectives in call order); the kind a re-issue must take (-1: its
-     * own); the queued request being re-issued (its device call takes its
-     * place at the head of the queue) */
+     * collectives in call order) */
     int kq;
-    int kforce;
-    struct mca_coll_gpu_request_t *kreissue;
     /* made by MPIX_Stream_comm_create on a CUDA stream (coll_gpu_mpix.c):
      * its engine gets the stream-ordered allreduce's region */
     int stream_comm;
@@ -224,10 +224,14 @@ int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what, gpu_sta
  * resident kernel start the call and drops it if a peer went host; any
  * other device route must call settle first, which waits as agree did. */
 struct mca_coll_gpu_args_t;
+struct mca_coll_gpu_issue_t;
 void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node);
 void mca_coll_gpu_kind_detach(mca_coll_gpu_module_t *m);
+/* issue: a call started again (coll_gpu_route.h): it posted at its first
+ * start, and its kind may be decided already */
 int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
-                            const char *what, const struct mca_coll_gpu_args_t *a, int *go_dev);
+                            const char *what, const struct mca_coll_gpu_args_t *a,
+                            const struct mca_coll_gpu_issue_t *issue, int *go_dev);
 /* The kinds peers posted for call: GPU_OK with *all_dev, GPU_INPROGRESS
  * while one (*peer) has not reached it, or an error about *peer. */
 gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
@@ -276,7 +280,7 @@ void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before);
 static inline int mca_coll_gpu_host_again(mca_coll_gpu_module_t *m, const void *sbuf,
                                           const void *rbuf)
 {
-    if (rbuf != m->hrecv || sbuf != m->hsend || NULL == rbuf || m->kskip) {
+    if (rbuf != m->hrecv || sbuf != m->hsend || NULL == rbuf) {
         return 0;
     }
     if (NULL != m->kpost.slot) {
@@ -373,12 +377,11 @@ typedef enum {
     MCA_COLL_GPU_ARGS_SCATTERV,
     MCA_COLL_GPU_ARGS_ALLTOALLW,
     MCA_COLL_GPU_ARGS_BARRIER,
-    /* nonblocking neighborhood collectives: host only, kept in call order */
-    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHER,
-    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHERV,
-    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALL,
-    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLV,
-    MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLW
+    MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER,
+    MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV,
+    MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL,
+    MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV,
+    MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW
 } mca_coll_gpu_args_kind_t;
 
 /* One call's MPI arguments; which fields count depends on the kind.  A
@@ -397,11 +400,13 @@ typedef struct mca_coll_gpu_args_t {
     const MPI_Aint *sdispls_w, *rdispls_w;                      /* neighbor alltoallw */
 } mca_coll_gpu_args_t;
 
-/* Start the call in a through the module's nonblocking entry point,
+/* Start the call in a as a nonblocking call again (coll_gpu_route.c),
  * uncounted (it was counted when it was first called: a queued call, a
- * restart); force: the kind decided for it (-1: its own). */
+ * restart); force: the kind decided for it (-1: its own); behind: the
+ * queue entry whose place a GPU request takes (NULL: none). */
+struct mca_coll_gpu_request_t;
 int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int force,
-                            ompi_request_t **req);
+                            struct mca_coll_gpu_request_t *behind, ompi_request_t **req);
 
 /* one engine call: an exchange plan, or an allreduce when plan is NULL */
 typedef struct {
@@ -413,6 +418,7 @@ typedef struct {
     gpu_op_t op;
     gpu_dtype_t dt;
     const mca_coll_gpu_args_t *args;    /* nonblocking: the MPI call, or NULL */
+    struct mca_coll_gpu_request_t *behind;   /* a re-issued call's queue entry, or NULL */
 } mca_coll_gpu_call_t;
 
 int mca_coll_gpu_geom(struct ompi_datatype_t *dt, mca_coll_gpu_geom_t *g);
@@ -425,7 +431,6 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
                             ompi_request_t **req, int *ran);
 /* a staged or previous-module result as a (completed) request */
 int mca_coll_gpu_fallback_done(int ret, ompi_request_t **req);
-void mca_coll_gpu_install_native_reduce(mca_coll_gpu_module_t *m);
 
 /* observability (coll_gpu_trace.c) */
 typedef struct {
@@ -487,8 +492,11 @@ int mca_coll_gpu_request_queue(mca_coll_gpu_module_t *m, ompi_request_t **reques
  * earlier calls of the communicator) and progress hands it to the engine;
  * 0: the caller runs it now. */
 int mca_coll_gpu_request_defer(mca_coll_gpu_request_t *r, const mca_coll_gpu_call_t *call);
+/* behind: the queue entry a re-issued call takes the place of (NULL: the
+ * request goes to the end of the communicator's queue) */
 void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
-                                 const mca_coll_gpu_trace_t *trace);
+                                 const mca_coll_gpu_trace_t *trace,
+                                 mca_coll_gpu_request_t *behind);
 void mca_coll_gpu_request_fini(void);
 /* One opal_progress callback serves every request of this component (it
  * is unregistered at component close): registered at the first start. */
@@ -513,10 +521,6 @@ int mca_coll_gpu_staged_progress(void);
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module);
-int mca_coll_gpu_allreduce_any(const void *sbuf, void *rbuf, int count,
-                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                               struct ompi_communicator_t *comm, mca_coll_base_module_t *module,
-                               ompi_request_t **req);
 int mca_coll_gpu_allreduce_staged(const void *sbuf, void *rbuf, int count,
                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                   struct ompi_communicator_t *comm, mca_coll_gpu_module_t *m,
@@ -552,6 +556,10 @@ int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const in
     ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls, struct
     ompi_datatype_t *const *rdtypes, struct ompi_communicator_t *comm, mca_coll_base_module_t
     *module, ompi_request_t **req);
+int mca_coll_gpu_alltoallw_self(const void *sbuf, const int *scounts, const int *sdispls,
+                                struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                const int *rcounts, const int *rdispls,
+                                struct ompi_datatype_t *const *rdtypes);
 int mca_coll_gpu_gather_staged(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void
     *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
     mca_coll_base_module_t *module, ompi_request_t **req);
@@ -570,7 +578,6 @@ int mca_coll_gpu_reduce_scatter_block_staged(const void *sbuf, void *rbuf, int r
 int mca_coll_gpu_reduce_scatter_staged(const void *sbuf, void *rbuf, const int *rcounts, struct
     ompi_datatype_t *dtype, struct ompi_op_t *op, struct ompi_communicator_t *comm,
     mca_coll_base_module_t *module, ompi_request_t **req);
-void mca_coll_gpu_install_staged(mca_coll_gpu_module_t *m);
 /* Wait for a nonblocking staged call (or the previous module's own
  * request) at most coll_gpu_timeout: its status, or a timeout error (the
  * request is then left to progress, which drops its results). */
@@ -578,10 +585,10 @@ int mca_coll_gpu_staged_wait(ompi_request_t **req, const char *comm_name, const 
 /* The op a staged reduction hands the previous module: for a predefined op
  * one that folds with this project's functors (coll_gpu_hostop.c). */
 struct ompi_op_t *mca_coll_gpu_host_op(struct ompi_op_t *op);
-/* native device-side versions of the collectives the engine serves */
-void mca_coll_gpu_install_native(mca_coll_gpu_module_t *m);
-void mca_coll_gpu_install_nonblocking(mca_coll_gpu_module_t *m);
-void mca_coll_gpu_nonblocking_enable(mca_coll_gpu_module_t *m);
+/* every collective's entry point (coll_gpu_entry.c); enable drops those
+ * the modules below us do not provide */
+void mca_coll_gpu_install_entries(mca_coll_gpu_module_t *m);
+void mca_coll_gpu_entries_enable(mca_coll_gpu_module_t *m);
 /* persistent collectives (coll_gpu_persistent.c); enable drops those the
  * modules below us do not provide for host buffers */
 void mca_coll_gpu_install_persistent(mca_coll_gpu_module_t *m);

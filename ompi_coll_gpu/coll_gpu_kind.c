@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "coll_gpu.h"
+#include "coll_gpu_route.h"
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/proc.h"
@@ -409,7 +410,8 @@ void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before)
 }
 
 int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, ompi_request_t **req,
-                            const char *what, const mca_coll_gpu_args_t *a, int *go_dev)
+                            const char *what, const mca_coll_gpu_args_t *a,
+                            const mca_coll_gpu_issue_t *issue, int *go_dev)
 {
     /* a host call of a pretending rank asks as a device call (the entry
      * still sends its host buffers to the previous module) */
@@ -426,12 +428,10 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, ompi_request_t
 
     *go_dev = dev_in;
     m->kdefer = 0;
-    if (m->kskip) {
+    if (NULL != issue) {
         /* a re-issued call: it posted when it was started */
-        m->kskip = 0;
-        if (m->kforce >= 0) {
-            *go_dev = dev && m->kforce;
-            m->kforce = -1;
+        if (issue->force >= 0) {
+            *go_dev = dev && issue->force;
         }
         return MPI_SUCCESS;
     }

@@ -40,6 +40,11 @@ static const size_t mca_coll_gpu_prev_modules[] = {
     offsetof(mca_coll_base_comm_coll_t, coll_scan_module),
     offsetof(mca_coll_base_comm_coll_t, coll_scatter_module),
     offsetof(mca_coll_base_comm_coll_t, coll_scatterv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_allgather_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_allgatherv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoall_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoallv_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoallw_module),
     offsetof(mca_coll_base_comm_coll_t, coll_ibarrier_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iallgather_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iallgatherv_module),
@@ -108,16 +113,14 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->setup_status = GPU_OK;
     m->fail_peer = -1;
     m->fail_timeout = 0;
+    m->one_node = 1;
     m->kpost.slot = NULL;
     m->kpeer = NULL;
-    m->kskip = 0;
     m->kcall = 0;
     m->kdefer = 0;
     m->kbusy = -1;
     m->kfail_peer = -1;
     m->kq = 0;
-    m->kforce = -1;
-    m->kreissue = NULL;
     m->stream_comm = 0;
     m->hsend = m->hrecv = NULL;
     m->knet = NULL;
@@ -165,14 +168,15 @@ static int mca_coll_gpu_enable(mca_coll_base_module_t *module, struct ompi_commu
         }
     }
     mca_coll_gpu_persistent_enable(m);
-    mca_coll_gpu_nonblocking_enable(m);
+    mca_coll_gpu_entries_enable(m);
     if (NULL == m->prev.coll_allreduce || NULL == m->prev.coll_allgather) {
         opal_output_verbose(1, mca_coll_gpu_component.output,
                             "coll/gpu: no host allreduce/allgather below us on %s; disabled",
                             comm->c_name);
         return OMPI_ERROR;
     }
-    mca_coll_gpu_kind_attach(m, mca_coll_gpu_one_node(comm));
+    m->one_node = mca_coll_gpu_one_node(comm);
+    mca_coll_gpu_kind_attach(m, m->one_node);
     opal_output_verbose(1, mca_coll_gpu_component.output,
                         "coll/gpu: enabled on %s (%d ranks); host buffers go to the previous "
                         "module", comm->c_name, ompi_comm_size(comm));
@@ -202,11 +206,8 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
     }
     *priority = c->priority;
     m->super.coll_module_enable = mca_coll_gpu_enable;
-    m->super.coll_allreduce = mca_coll_gpu_allreduce;
-    mca_coll_gpu_install_staged(m);
-    mca_coll_gpu_install_nonblocking(m);
+    mca_coll_gpu_install_entries(m);
     mca_coll_gpu_install_persistent(m);
-    mca_coll_gpu_install_native(m);
     return &m->super;
 }
 

@@ -19,6 +19,7 @@
 #include "ompi_config.h"
 
 #include "coll_gpu.h"
+#include "coll_gpu_route.h"
 
 #include "ompi/constants.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -111,95 +112,12 @@ int mca_coll_gpu_persistent_progress(void)
     return done;
 }
 
-/* This module's nonblocking form of a call kept as arguments: a
- * persistent request's round, or a nonblocking call whose setup failed. */
-static int gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
-                          ompi_request_t **q);
-
-int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int force,
-                            ompi_request_t **q)
-{
-    int ret;
-    /* the call was counted when it was started (a restart, a queued call) */
-    m->kskip = 1;
-    m->kforce = force;
-    ret = gpu_args_issue(m, a, q);
-    m->kskip = 0;
-    m->kforce = -1;
-    return ret;
-}
-
+/* A persistent request's round: a call like any other, routed (counted,
+ * its kind agreed) as its nonblocking form. */
 static int gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                           ompi_request_t **q)
 {
-    mca_coll_base_module_t *mod = &m->super;
-    struct ompi_communicator_t *comm = m->comm;
-
-    switch (a->kind) {
-    case MCA_COLL_GPU_ARGS_ALLGATHER:
-        return mod->coll_iallgather(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
-                                    comm, q, mod);
-    case MCA_COLL_GPU_ARGS_ALLGATHERV:
-        return mod->coll_iallgatherv(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcounts,
-                                     a->rdispls, a->rdtype, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_ALLREDUCE:
-        return mod->coll_iallreduce(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_ALLTOALL:
-        return mod->coll_ialltoall(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
-                                   comm, q, mod);
-    case MCA_COLL_GPU_ARGS_ALLTOALLV:
-        return mod->coll_ialltoallv(a->sbuf, a->scounts, a->sdispls, a->sdtype, a->rbuf,
-                                    a->rcounts, a->rdispls, a->rdtype, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_BCAST:
-        return mod->coll_ibcast(a->rbuf, a->rcount, a->rdtype, a->root, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_EXSCAN:
-        return mod->coll_iexscan(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_GATHER:
-        return mod->coll_igather(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
-                                 a->root, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_GATHERV:
-        return mod->coll_igatherv(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcounts, a->rdispls,
-                                  a->rdtype, a->root, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_REDUCE:
-        return mod->coll_ireduce(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, a->root, comm, q,
-                                 mod);
-    case MCA_COLL_GPU_ARGS_REDUCE_SCATTER:
-        return mod->coll_ireduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rdtype, a->op, comm, q,
-                                         mod);
-    case MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK:
-        return mod->coll_ireduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op,
-                                               comm, q, mod);
-    case MCA_COLL_GPU_ARGS_SCAN:
-        return mod->coll_iscan(a->sbuf, a->rbuf, a->rcount, a->rdtype, a->op, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_SCATTER:
-        return mod->coll_iscatter(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount, a->rdtype,
-                                  a->root, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_SCATTERV:
-        return mod->coll_iscatterv(a->sbuf, a->scounts, a->sdispls, a->sdtype, a->rbuf, a->rcount,
-                                   a->rdtype, a->root, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_ALLTOALLW:
-        return mod->coll_ialltoallw(a->sbuf, a->scounts, a->sdispls, a->sdtypes, a->rbuf,
-                                    a->rcounts, a->rdispls, a->rdtypes, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_BARRIER:
-        return mod->coll_ibarrier(comm, q, mod);
-    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHER:
-        return mod->coll_ineighbor_allgather(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount,
-                                             a->rdtype, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHERV:
-        return mod->coll_ineighbor_allgatherv(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcounts,
-                                              a->rdispls, a->rdtype, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALL:
-        return mod->coll_ineighbor_alltoall(a->sbuf, a->scount, a->sdtype, a->rbuf, a->rcount,
-                                            a->rdtype, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLV:
-        return mod->coll_ineighbor_alltoallv(a->sbuf, a->scounts, a->sdispls, a->sdtype, a->rbuf,
-                                             a->rcounts, a->rdispls, a->rdtype, comm, q, mod);
-    case MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLW:
-        return mod->coll_ineighbor_alltoallw(a->sbuf, a->scounts, a->sdispls_w, a->sdtypes,
-                                             a->rbuf, a->rcounts, a->rdispls_w, a->rdtypes, comm,
-                                             q, mod);
-    }
-    return MPI_ERR_INTERN;
+    return mca_coll_gpu_route(m, a, q, NULL);
 }
 
 static int gpu_preq_start(size_t count, ompi_request_t **requests)
@@ -255,7 +173,7 @@ static int gpu_preq_own_types(mca_coll_gpu_preq_t *r, ompi_communicator_t *comm)
     int ns = ompi_comm_size(comm), nr = ns;
     struct ompi_datatype_t **t;
 
-    if (MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLW == a->kind &&
+    if (MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW == a->kind &&
         OMPI_SUCCESS != mca_topo_base_neighbor_count(comm, &nr, &ns)) {
         return MPI_ERR_TOPOLOGY;
     }
@@ -325,10 +243,12 @@ static int gpu_preq_new(mca_coll_base_module_t *module, const mca_coll_gpu_args_
     return MPI_SUCCESS;
 }
 
-/* Does the call touch device memory (then it is ours)? */
-static int gpu_pdev(const void *sbuf, const void *rbuf)
+/* Does the call touch device memory (then it is ours)?  The route's own
+ * answer: the bytes MPI says the call touches, MPI_BOTTOM and v/w layouts
+ * included. */
+static int gpu_pdev(mca_coll_base_module_t *module, const mca_coll_gpu_args_t *a)
 {
-    return mca_coll_gpu_is_device(sbuf) || mca_coll_gpu_is_device(rbuf);
+    return 0 != mca_coll_gpu_coll_ops(a->kind)->mem((mca_coll_gpu_module_t *) module, a);
 }
 
 /* Is the call the previous module's: host buffers only, on a communicator
@@ -337,9 +257,9 @@ static int gpu_pdev(const void *sbuf, const void *rbuf)
  * rounds pass through the kind agreement (a host rank's previous-module
  * request would take a libnbc tag at init that device ranks never take,
  * and its rounds would never meet theirs). */
-static int gpu_prev_takes(mca_coll_base_module_t *module, const void *sbuf, const void *rbuf)
+static int gpu_prev_takes(mca_coll_base_module_t *module, const mca_coll_gpu_args_t *a)
 {
-    return !gpu_pdev(sbuf, rbuf) && NULL == ((mca_coll_gpu_module_t *) module)->kpost.slot;
+    return NULL == ((mca_coll_gpu_module_t *) module)->kpost.slot && !gpu_pdev(module, a);
 }
 
 #define GPU_M(module) ((mca_coll_gpu_module_t *) (module))
@@ -352,7 +272,7 @@ static int gpu_allgather_init(const void *sbuf, int scount, struct ompi_datatype
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHER, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_allgather_init(
             sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
             GPU_M(module)->prev.coll_allgather_init_module);
@@ -369,7 +289,7 @@ static int gpu_allgatherv_init(const void *sbuf, int scount, struct ompi_datatyp
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
                                  .rdispls = displs, .rdtype = rdtype };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_allgatherv_init(
             sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, info, request,
             GPU_M(module)->prev.coll_allgatherv_init_module);
@@ -384,7 +304,7 @@ static int gpu_allreduce_init(const void *sbuf, void *rbuf, int count,
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = count, .rdtype = dtype, .op = op };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_allreduce_init(
             sbuf, rbuf, count, dtype, op, comm, info, request,
             GPU_M(module)->prev.coll_allreduce_init_module);
@@ -400,7 +320,7 @@ static int gpu_alltoall_init(const void *sbuf, int scount, struct ompi_datatype_
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALL, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_alltoall_init(
             sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
             GPU_M(module)->prev.coll_alltoall_init_module);
@@ -417,7 +337,7 @@ static int gpu_alltoallv_init(const void *sbuf, const int *scounts, const int *s
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
                                  .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_alltoallv_init(
             sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, info, request,
             GPU_M(module)->prev.coll_alltoallv_init_module);
@@ -431,7 +351,7 @@ static int gpu_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, i
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
                                  .rdtype = dtype, .root = root };
-    if (gpu_prev_takes(module, buf, buf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_bcast_init(buf, count, dtype, root, comm, info, request,
                                                    GPU_M(module)->prev.coll_bcast_init_module);
     }
@@ -447,7 +367,7 @@ static int gpu_scan_like_init(mca_coll_gpu_args_kind_t kind, const void *sbuf, v
     mca_coll_gpu_module_t *m = GPU_M(module);
     const mca_coll_gpu_args_t a = { .kind = kind, .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
                                  .rdtype = dtype, .op = op };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return MCA_COLL_GPU_ARGS_SCAN == kind
                    ? m->prev.coll_scan_init(sbuf, rbuf, count, dtype, op, comm, info, request,
                                             m->prev.coll_scan_init_module)
@@ -483,7 +403,7 @@ static int gpu_gather_init(const void *sbuf, int scount, struct ompi_datatype_t 
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHER, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype, .root = root };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_gather_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                                     root, comm, info, request,
                                                     GPU_M(module)->prev.coll_gather_init_module);
@@ -500,7 +420,7 @@ static int gpu_gatherv_init(const void *sbuf, int scount, struct ompi_datatype_t
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
                                  .rdispls = displs, .rdtype = rdtype, .root = root };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_gatherv_init(
             sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, info, request,
             GPU_M(module)->prev.coll_gatherv_init_module);
@@ -515,7 +435,7 @@ static int gpu_reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = count, .rdtype = dtype, .op = op, .root = root };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_reduce_init(sbuf, rbuf, count, dtype, op, root, comm,
                                                     info, request,
                                                     GPU_M(module)->prev.coll_reduce_init_module);
@@ -530,7 +450,7 @@ static int gpu_reduce_scatter_init(const void *sbuf, void *rbuf, const int *rcou
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcounts = rcounts, .rdtype = dtype, .op = op };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_reduce_scatter_init(
             sbuf, rbuf, rcounts, dtype, op, comm, info, request,
             GPU_M(module)->prev.coll_reduce_scatter_init_module);
@@ -546,7 +466,7 @@ static int gpu_reduce_scatter_block_init(const void *sbuf, void *rbuf, int rcoun
 {
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf,
                                  .rcount = rcount, .rdtype = dtype, .op = op };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_reduce_scatter_block_init(
             sbuf, rbuf, rcount, dtype, op, comm, info, request,
             GPU_M(module)->prev.coll_reduce_scatter_block_init_module);
@@ -562,7 +482,7 @@ static int gpu_scatter_init(const void *sbuf, int scount, struct ompi_datatype_t
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
                                  .scount = scount, .sdtype = sdtype, .rcount = rcount,
                                  .rdtype = rdtype, .root = root };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_scatter_init(sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                                      root, comm, info, request,
                                                      GPU_M(module)->prev.coll_scatter_init_module);
@@ -579,7 +499,7 @@ static int gpu_scatterv_init(const void *sbuf, const int *scounts, const int *di
     const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf, .rbuf = rbuf,
                                  .scounts = scounts, .sdispls = displs, .sdtype = sdtype,
                                  .rcount = rcount, .rdtype = rdtype, .root = root };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_scatterv_init(
             sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, info, request,
             GPU_M(module)->prev.coll_scatterv_init_module);
@@ -604,7 +524,7 @@ static int gpu_alltoallw_init(const void *sbuf, const int *scounts, const int *s
                                     .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes,
                                     .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
                                     .rdtypes = rdtypes };
-    if (gpu_prev_takes(module, sbuf, rbuf)) {
+    if (gpu_prev_takes(module, &a)) {
         return GPU_M(module)->prev.coll_alltoallw_init(
             sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm, info,
             request, GPU_M(module)->prev.coll_alltoallw_init_module);
@@ -618,7 +538,8 @@ static int gpu_alltoallw_init(const void *sbuf, const int *scounts, const int *s
  * take their libnbc tag at init, possibly while a call of this
  * communicator waits in the queue for its peers' kinds; ours start each
  * round through the nonblocking entry, in call order behind such a call.
- * Elsewhere, and for device buffers, they are the previous module's.
+ * Device buffers are ours everywhere (each round stages); host buffers
+ * elsewhere are the previous module's.
  */
 static int gpu_ours_in_order(mca_coll_base_module_t *module, int has_nb)
 {
@@ -642,10 +563,10 @@ static int gpu_neighbor_allgather_init(const void *sbuf, int scount,
                                        struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHER, .sbuf = sbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER, .sbuf = sbuf,
                                     .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
                                     .rcount = rcount, .rdtype = rdtype };
-    if (gpu_pdev(sbuf, rbuf) ||
+    if (!gpu_pdev(module, &a) &&
         !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_allgather)) {
         return GPU_M(module)->prev.coll_neighbor_allgather_init(
             sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
@@ -661,10 +582,10 @@ static int gpu_neighbor_allgatherv_init(const void *sbuf, int scount,
                                         struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                         ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLGATHERV, .sbuf = sbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV, .sbuf = sbuf,
                                     .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
                                     .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
-    if (gpu_pdev(sbuf, rbuf) ||
+    if (!gpu_pdev(module, &a) &&
         !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_allgatherv)) {
         return GPU_M(module)->prev.coll_neighbor_allgatherv_init(
             sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, info, request,
@@ -679,10 +600,10 @@ static int gpu_neighbor_alltoall_init(const void *sbuf, int scount,
                                       struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                       ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALL, .sbuf = sbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL, .sbuf = sbuf,
                                     .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
                                     .rcount = rcount, .rdtype = rdtype };
-    if (gpu_pdev(sbuf, rbuf) ||
+    if (!gpu_pdev(module, &a) &&
         !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_alltoall)) {
         return GPU_M(module)->prev.coll_neighbor_alltoall_init(
             sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, info, request,
@@ -698,11 +619,11 @@ static int gpu_neighbor_alltoallv_init(const void *sbuf, const int *scounts, con
                                        struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLV, .sbuf = sbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV, .sbuf = sbuf,
                                     .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
                                     .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
                                     .rdtype = rdtype };
-    if (gpu_pdev(sbuf, rbuf) ||
+    if (!gpu_pdev(module, &a) &&
         !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_alltoallv)) {
         return GPU_M(module)->prev.coll_neighbor_alltoallv_init(
             sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, info, request,
@@ -719,11 +640,11 @@ static int gpu_neighbor_alltoallw_init(const void *sbuf, const int *scounts,
                                        struct ompi_communicator_t *comm, struct ompi_info_t *info,
                                        ompi_request_t **request, mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_INEIGHBOR_ALLTOALLW, .sbuf = sbuf,
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW, .sbuf = sbuf,
                                     .scounts = scounts, .sdispls_w = sdispls, .sdtypes = sdtypes,
                                     .rbuf = rbuf, .rcounts = rcounts, .rdispls_w = rdispls,
                                     .rdtypes = rdtypes };
-    if (gpu_pdev(sbuf, rbuf) ||
+    if (!gpu_pdev(module, &a) &&
         !gpu_ours_in_order(module, NULL != GPU_M(module)->super.coll_ineighbor_alltoallw)) {
         return GPU_M(module)->prev.coll_neighbor_alltoallw_init(
             sbuf, scounts, sdispls, sdtypes, rbuf, rcounts, rdispls, rdtypes, comm, info, request,

@@ -301,10 +301,8 @@ static void mca_coll_gpu_restarts(void)
         int ret;
         /* a queued call that goes to the GPU takes this one's place at
          * the head of the queue: the calls queued after it come after it */
-        m->kreissue = GPU_KS_ISSUING == r->kstate ? r : NULL;
         ret = mca_coll_gpu_args_issue(m, &r->args, GPU_KS_ISSUING == r->kstate ? r->kforce : -1,
-                                      &inner);
-        m->kreissue = NULL;
+                                      GPU_KS_ISSUING == r->kstate ? r : NULL, &inner);
         r->inner_err = ret;
         r->inner = MPI_SUCCESS == ret ? inner : NULL;
     }
@@ -455,7 +453,8 @@ gpu_engine_req_t *mca_coll_gpu_request_engine(mca_coll_gpu_request_t *r)
 }
 
 void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
-                                 const mca_coll_gpu_trace_t *trace)
+                                 const mca_coll_gpu_trace_t *trace,
+                                 mca_coll_gpu_request_t *behind)
 {
     mca_coll_gpu_module_t *m = r->module;
 
@@ -471,12 +470,12 @@ void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
         mca_coll_gpu_pending_tail->next = r;
     }
     mca_coll_gpu_pending_tail = r;
-    if (NULL != m->kreissue) {
+    if (NULL != behind) {
         /* a queued call re-issued to the GPU: right behind its queue entry,
          * which leaves the queue once this is in */
-        r->q_next = m->kreissue->q_next;
-        m->kreissue->q_next = r;
-        if (m->q_tail == m->kreissue) {
+        r->q_next = behind->q_next;
+        behind->q_next = r;
+        if (m->q_tail == behind) {
             m->q_tail = r;
         }
     } else if (NULL == m->q_tail) {
@@ -510,7 +509,7 @@ int mca_coll_gpu_request_queue(mca_coll_gpu_module_t *m, ompi_request_t **reques
     OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
     ++m->kq;
     OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
-    mca_coll_gpu_request_commit(r, 1, &trace);
+    mca_coll_gpu_request_commit(r, 1, &trace, NULL);
     GPU_LOG(50, "%s on %s queued (call %llu, %s)", what, m->comm->c_name,
             (unsigned long long) call, wait ? "waits for the kinds" : "waits for its turn");
     return MPI_SUCCESS;

@@ -289,6 +289,21 @@ int mca_coll_gpu_stage_w(gpu_stage_t *s, int n, const int *counts, const MPI_Ain
     return ret;
 }
 
+/* A communicator of one rank: the one block is a local copy.  Open MPI's
+ * coll/self scales alltoallw's byte displacements by the datatype's extent
+ * (4.1 and 5.0), so it is not handed the call. */
+int mca_coll_gpu_alltoallw_self(const void *sbuf, const int *scounts, const int *sdispls,
+                                struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                const int *rcounts, const int *rdispls,
+                                struct ompi_datatype_t *const *rdtypes)
+{
+    if (MPI_IN_PLACE == sbuf) {
+        return MPI_SUCCESS;
+    }
+    return ompi_datatype_sndrcv((const char *) sbuf + sdispls[0], scounts[0], sdtypes[0],
+                                (char *) rbuf + rdispls[0], rcounts[0], rdtypes[0]);
+}
+
 int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const int *sdispls,
                                   struct ompi_datatype_t *const *sdtypes, void *rbuf,
                                   const int *rcounts, const int *rdispls,
@@ -310,6 +325,11 @@ int mca_coll_gpu_alltoallw_staged(const void *sbuf, const int *scounts, const in
                                                     in_place);
     if (MPI_SUCCESS != (ret = gpu_stage_begin(ret, &s, &r, &sv, &rv))) {
         return ret;
+    }
+    if (1 == n) {
+        ret = mca_coll_gpu_alltoallw_self(sv, scounts, sdispls, sdtypes, rv, rcounts, rdispls,
+                                          rdtypes);
+        return mca_coll_gpu_fallback_done(mca_coll_gpu_stage_done(&s, &r, ret), req);
     }
     ret = NULL != req ? m->prev.coll_ialltoallw(sv, scounts, sdispls, sdtypes, rv, rcounts,
                                                 rdispls, rdtypes, comm, &inner,
