@@ -51,7 +51,7 @@ int mca_coll_gpu_host_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a
                                       a->rcounts, a->rdispls, a->rdtype, c,
                                       p->coll_alltoallv_module);
     case MCA_COLL_GPU_ARGS_ALLTOALLW:
-        if (1 == ompi_comm_size(c)) {
+        if (1 == ompi_comm_size(c) && !OMPI_COMM_IS_INTER(c)) {
             return mca_coll_gpu_fallback_done(
                 mca_coll_gpu_alltoallw_self(a->sbuf, a->scounts, a->sdispls, a->sdtypes, a->rbuf,
                                             a->rcounts, a->rdispls, a->rdtypes),
@@ -156,7 +156,9 @@ int mca_coll_gpu_host_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a
 
 /* A neighborhood collective on host copies: the send side's blocks (one
  * block to every out-neighbour for allgather, one each otherwise), the
- * receive side's one per in-neighbour. */
+ * receive side's one per in-neighbour.  Receive blocks are copied in too:
+ * a Cartesian neighbour that is MPI_PROC_NULL leaves its block untouched,
+ * and the copy back must give it back its own bytes. */
 static int gpu_staged_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                                ompi_request_t **req)
 {
@@ -190,12 +192,12 @@ static int gpu_staged_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
     if (MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW == a->kind) {
         ret = MPI_SUCCESS != ret ? ret
                                  : mca_coll_gpu_stage_w(&r, nin, a->rcounts, a->rdispls_w, NULL,
-                                                        a->rdtypes, 0);
+                                                        a->rdtypes, 1);
     } else {
         for (int i = 0; i < nin && MPI_SUCCESS == ret; ++i) {
             ret = NULL != a->rcounts
-                      ? mca_coll_gpu_stage_vblock(&r, a->rcounts[i], a->rdtype, a->rdispls[i], 0)
-                      : mca_coll_gpu_stage_vblock(&r, a->rcount, a->rdtype, i * a->rcount, 0);
+                      ? mca_coll_gpu_stage_vblock(&r, a->rcounts[i], a->rdtype, a->rdispls[i], 1)
+                      : mca_coll_gpu_stage_vblock(&r, a->rcount, a->rdtype, i * a->rcount, 1);
         }
     }
     if (MPI_SUCCESS == ret) {

@@ -175,6 +175,14 @@ static int mca_coll_gpu_enable(mca_coll_base_module_t *module, struct ompi_commu
                             comm->c_name);
         return OMPI_ERROR;
     }
+    if (OMPI_COMM_IS_INTER(comm)) {
+        /* every call stages: nothing to agree on, nothing to set up */
+        opal_output_verbose(1, mca_coll_gpu_component.output,
+                            "coll/gpu: enabled on intercommunicator %s (%d+%d ranks); device "
+                            "buffers stage", comm->c_name, ompi_comm_size(comm),
+                            ompi_comm_remote_size(comm));
+        return OMPI_SUCCESS;
+    }
     m->one_node = mca_coll_gpu_one_node(comm);
     mca_coll_gpu_kind_attach(m, m->one_node);
     opal_output_verbose(1, mca_coll_gpu_component.output,
@@ -188,7 +196,7 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     mca_coll_gpu_module_t *m;
 
-    if (c->priority < 0 || OMPI_COMM_IS_INTER(comm)) {
+    if (c->priority < 0) {
         return NULL;
     }
     if (c->gpu_available < 0) {

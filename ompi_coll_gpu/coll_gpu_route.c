@@ -116,6 +116,9 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
     if (NULL == r.ops) {
         return MPI_ERR_INTERN;
     }
+    if (OMPI_COMM_IS_INTER(m->comm)) {
+        return mca_coll_gpu_inter_run(m, a, req);
+    }
     mem = r.ops->mem(m, a);
     if (mem) {
         eligible = mca_coll_gpu_coll_eligible(m, r.ops, a, NULL == req, &r.x);

@@ -75,6 +75,10 @@ int mca_coll_gpu_host_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a
 int mca_coll_gpu_staged_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                             ompi_request_t **req);
 
+/* An intercommunicator's call: staged (coll_gpu_inter.c) */
+int mca_coll_gpu_inter_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                           ompi_request_t **req);
+
 /* Route one call: req NULL for a blocking call. */
 int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                        ompi_request_t **req, const mca_coll_gpu_issue_t *issue);
