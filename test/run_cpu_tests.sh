@@ -118,6 +118,16 @@ run "conformance test: no CUDA driver, host buffers, np 2" sh -c "
   out=\$($MPIRUN --oversubscribe -np 2 $B/test/conform/test_conform --quick 2>&1)
   echo \"\$out\" | grep -q 'conform: no CUDA driver: host buffers only' || { echo \"\$out\" | tail -5; exit 1; }
   echo \"\$out\" | grep -q ' 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|HANG|CRASH|passed' | head -30; exit 1; }"
+# its second program: neighborhood and intercommunicator collectives, MPI_Reduce_local
+nbr() { # name, np, test options
+  run "conformance test, neighborhood/intercommunicator/reduce_local: $1, np $2" sh -c "
+    out=\$($FAKE $MPIRUN --oversubscribe -np $2 $B/test/conform/test_conform_nbr --quick $3 2>&1)
+    echo \"\$out\" | grep -q ' 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|HANG|CRASH|passed' | head -30; exit 1; }"
+}
+for np in 1 2 3 4; do
+  nbr "device buffers (driver stand-in)" $np ""
+done
+nbr "host buffers (driver stand-in)" 2 "--mem host"
 # end of the conformance test's runs
 # op/gpu (MPI_Reduce_local and Open MPI's own reductions on device memory):
 # listed with its parameters; host results of every predefined type and op,
