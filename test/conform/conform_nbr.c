@@ -394,10 +394,12 @@ typedef struct {
     int count; /* uniform: items per block; v, w: multiplier of the edge
                   counts; 0: every count 0 and NULL buffers */
     int big;   /* not with --quick */
+    int bottom; /* w: buffers MPI_BOTTOM, displacements absolute addresses */
 } variant_t;
 static const variant_t uniform_vars[] = {{"c1", 1, 0}, {"c7", 7, 0}, {"c4099", 4099, 1}, {"zero", 0, 0}, {NULL, 0, 0}};
 static const variant_t v_vars[] = {{"gaps", 1, 0}, {"gaps-x700", 700, 1}, {"zero", 0, 0}, {NULL, 0, 0}};
-static const variant_t w_vars[] = {{"types", 1, 0}, {"types-x700", 700, 1}, {"zero", 0, 0}, {NULL, 0, 0}};
+static const variant_t w_vars[] = {{"types", 1, 0}, {"types-x700", 700, 1}, {"zero", 0, 0},
+                                   {"types-bottom", 1, 0, 1}, {NULL, 0, 0}};
 
 /* what an edge's count and types depend on: a Cartesian edge's dimension
  * (both pairings then make legal programs), a graph edge's index */
@@ -515,62 +517,89 @@ static void check_either(const void *buf, const unsigned char *want, const unsig
     free(got);
 }
 
+typedef struct {
+    cfn_call_t call;
+    const topo_t *t;
+    int coll, alt;
+    nargs_t a;
+    void *sbuf, *rbuf; /* a's, unless those are MPI_BOTTOM */
+    cfn_side_t snd, rcv;
+    unsigned char *simg, *want, *want_alt;
+} nbr_case_t;
+
+static int nbr_case_post(cfn_call_t *c, MPI_Request *req)
+{
+    nbr_case_t *k = (nbr_case_t *)c;
+    return nbr_post(k->coll, c->form, &k->a, k->t->comm, req);
+}
+
+/* new inputs each round: a persistent request reads them at start */
+static void nbr_case_prepare(cfn_call_t *c, int round)
+{
+    nbr_case_t *k = (nbr_case_t *)c;
+    k->simg = cfn_side_image(&k->snd, round);
+    k->want = cfn_side_image(&k->rcv, round);
+    if (k->alt) { /* the receive side as a list-order library fills it */
+        int *std_blk = k->rcv.blk;
+        k->rcv.blk = k->t->list_blk;
+        k->want_alt = cfn_side_image(&k->rcv, round);
+        k->rcv.blk = std_blk;
+    }
+    if (k->snd.bytes) {
+        cf_put(k->sbuf, k->simg, k->snd.bytes);
+    }
+    if (k->rcv.bytes) {
+        cf_poison(k->rbuf, k->rcv.bytes);
+    }
+}
+
+static void nbr_case_check(cfn_call_t *c, int round, int ok)
+{
+    nbr_case_t *k = (nbr_case_t *)c;
+    (void)round;
+    if (ok) {
+        check_either(k->rbuf, k->want, k->want_alt, k->rcv.bytes);
+        cfn_check(k->sbuf, k->simg, k->snd.bytes, "sendbuf (an input)");
+    }
+    free(k->simg), free(k->want), free(k->want_alt);
+    k->simg = k->want = k->want_alt = NULL;
+}
+
 static void nbr_run_case(const topo_t *t, int coll, cfn_form_t form, const variant_t *v)
 {
-    cfn_side_t snd, rcv;
-    nbr_layout(t, coll, v, &snd, &rcv);
-    /* the receive side as a list-order library fills it */
-    int alt = t->cart && list_order[coll][form]
-              && memcmp(t->src_blk, t->list_blk, (size_t)t->indeg * sizeof(int));
-    nargs_t a = {
-        .scount = snd.n ? snd.cnt[0] : v->count, .rcount = v->count,
-        .scounts = snd.cnt, .sdispls = snd.idisp, .sdispw = snd.disp, .stypes = snd.types,
-        .rcounts = rcv.cnt, .rdispls = rcv.idisp, .rdispw = rcv.disp, .rtypes = rcv.types,
-        .sbuf = cf_alloc(snd.bytes), .rbuf = cf_alloc(rcv.bytes),
+    nbr_case_t k = {.call = {form, call_name[coll], nbr_case_post, nbr_case_prepare, nbr_case_check},
+                    .t = t, .coll = coll};
+    nbr_layout(t, coll, v, &k.snd, &k.rcv);
+    k.alt = t->cart && list_order[coll][form]
+            && memcmp(t->src_blk, t->list_blk, (size_t)t->indeg * sizeof(int));
+    k.a = (nargs_t){
+        .scount = k.snd.n ? k.snd.cnt[0] : v->count, .rcount = v->count,
+        .scounts = k.snd.cnt, .sdispls = k.snd.idisp, .sdispw = k.snd.disp, .stypes = k.snd.types,
+        .rcounts = k.rcv.cnt, .rdispls = k.rcv.idisp, .rdispw = k.rcv.disp, .rtypes = k.rcv.types,
+        .sbuf = cf_alloc(k.snd.bytes), .rbuf = cf_alloc(k.rcv.bytes),
     };
-    MPI_Request req = MPI_REQUEST_NULL;
-    for (int round = 0; round < cfn_rounds(form); ++round) {
-        /* new inputs each round: a persistent request reads them at start */
-        unsigned char *simg = cfn_side_image(&snd, round), *want = cfn_side_image(&rcv, round);
-        unsigned char *want_alt = NULL;
-        if (alt) {
-            int *std_blk = rcv.blk;
-            rcv.blk = t->list_blk;
-            want_alt = cfn_side_image(&rcv, round);
-            rcv.blk = std_blk;
+    k.sbuf = k.a.sbuf, k.rbuf = k.a.rbuf;
+    MPI_Aint *sabs = cfn_calloc((size_t)k.snd.n, sizeof(MPI_Aint));
+    MPI_Aint *rabs = cfn_calloc((size_t)k.rcv.n, sizeof(MPI_Aint));
+    if (v->bottom) {
+        MPI_Aint sb = 0, rb = 0;
+        MPI_Get_address(k.sbuf, &sb);
+        MPI_Get_address(k.rbuf, &rb);
+        for (int i = 0; i < k.snd.n; ++i) {
+            sabs[i] = MPI_Aint_add(sb, k.snd.disp[i]);
         }
-        if (snd.bytes) {
-            cf_put(a.sbuf, simg, snd.bytes);
+        for (int j = 0; j < k.rcv.n; ++j) {
+            rabs[j] = MPI_Aint_add(rb, k.rcv.disp[j]);
         }
-        if (rcv.bytes) {
-            cf_poison(a.rbuf, rcv.bytes);
-        }
-        int rc = MPI_SUCCESS;
-        if (0 == round) {
-            rc = nbr_post(coll, form, &a, t->comm, &req);
-            cf_rc(rc, call_name[coll]);
-        }
-        if (MPI_SUCCESS == rc) {
-            rc = cfn_complete(form, &req, call_name[coll]);
-        }
-        if (MPI_SUCCESS == rc) {
-            check_either(a.rbuf, want, want_alt, rcv.bytes);
-            cfn_check(a.sbuf, simg, snd.bytes, "sendbuf (an input)");
-        }
-        free(simg);
-        free(want);
-        free(want_alt);
-        if (MPI_SUCCESS != rc) {
-            break;
-        }
+        k.a.sbuf = k.a.rbuf = MPI_BOTTOM;
+        k.a.sdispw = sabs, k.a.rdispw = rabs;
     }
-    if (CFN_PERSISTENT == form && MPI_REQUEST_NULL != req) {
-        MPI_Request_free(&req);
-    }
-    cf_free(a.sbuf);
-    cf_free(a.rbuf);
-    cfn_side_free(&snd);
-    cfn_side_free(&rcv);
+    cfn_run(&k.call);
+    free(sabs), free(rabs);
+    cf_free(k.sbuf);
+    cf_free(k.rbuf);
+    cfn_side_free(&k.snd);
+    cfn_side_free(&k.rcv);
 }
 
 void cfn_neighbor_run(void)

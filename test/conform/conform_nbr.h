@@ -24,11 +24,19 @@
  * at start, not at init). */
 typedef enum { CFN_BLOCKING, CFN_NONBLOCKING, CFN_PERSISTENT, CFN_NFORMS } cfn_form_t;
 extern const char *const cfn_form_name[CFN_NFORMS];
-/* rounds a case runs with one posted call (2 for persistent) */
-int cfn_rounds(cfn_form_t f);
-/* the second half of a call after its post: nothing for blocking, a wait
- * for nonblocking, start + wait for persistent */
-int cfn_complete(cfn_form_t f, MPI_Request *req, const char *call);
+/* One case's call, run in its form: prepare() writes round r's inputs
+ * and poisons the outputs, post() posts the call (once: for persistent
+ * the init, started each round), check() compares the outputs (ok 0: the
+ * call failed, only free what prepare made).  Embedded first in a case's
+ * own struct. */
+typedef struct cfn_call {
+    cfn_form_t form;
+    const char *name; /* the MPI call, for errors */
+    int (*post)(struct cfn_call *c, MPI_Request *req);
+    void (*prepare)(struct cfn_call *c, int round);
+    void (*check)(struct cfn_call *c, int round, int ok);
+} cfn_call_t;
+void cfn_run(cfn_call_t *c);
 
 /* "device", "host" or "mixed": what --mem gave the ranks, for case names */
 extern const char *cfn_mem;

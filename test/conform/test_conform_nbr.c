@@ -9,6 +9,7 @@
  *
  * The last line is "N passed, N failed" (see conform.h for the options).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,26 +22,62 @@
 const char *const cfn_form_name[CFN_NFORMS] = {"blocking", "nonblocking", "persistent"};
 const char *cfn_mem = "device";
 
-int cfn_rounds(cfn_form_t f)
+/* rounds a case runs with one posted call (2 for persistent) */
+static int cfn_rounds(cfn_form_t f)
 {
     return CFN_PERSISTENT == f ? 2 : 1;
 }
 
-int cfn_complete(cfn_form_t f, MPI_Request *req, const char *call)
+/* the second half of a call after its post: nothing for blocking, a wait
+ * for nonblocking, start + wait for persistent */
+static int cfn_complete(cfn_form_t f, MPI_Request *req, const char *call)
 {
+    char what[96];
     int rc = MPI_SUCCESS;
     if (CFN_PERSISTENT == f) {
         rc = MPI_Start(req);
-        cf_rc(rc, "MPI_Start");
+        snprintf(what, sizeof what, "MPI_Start of %s", call);
+        cf_rc(rc, what);
         if (MPI_SUCCESS != rc) {
             return rc;
         }
     }
     if (CFN_BLOCKING != f) {
         rc = MPI_Wait(req, MPI_STATUS_IGNORE);
-        cf_rc(rc, call);
+        snprintf(what, sizeof what, "MPI_Wait of %s", call);
+        cf_rc(rc, what);
     }
     return rc;
+}
+
+void cfn_run(cfn_call_t *c)
+{
+    /* the call's name in its form: MPI_Ibcast, MPI_Bcast_init */
+    char name[64];
+    if (CFN_NONBLOCKING == c->form) {
+        snprintf(name, sizeof name, "MPI_I%c%s", tolower((unsigned char)c->name[4]), c->name + 5);
+    } else {
+        snprintf(name, sizeof name, "%s%s", c->name, CFN_PERSISTENT == c->form ? "_init" : "");
+    }
+    MPI_Request req = MPI_REQUEST_NULL;
+    for (int round = 0; round < cfn_rounds(c->form); ++round) {
+        int rc = MPI_SUCCESS;
+        c->prepare(c, round);
+        if (0 == round) {
+            rc = c->post(c, &req);
+            cf_rc(rc, name);
+        }
+        if (MPI_SUCCESS == rc) {
+            rc = cfn_complete(c->form, &req, name);
+        }
+        c->check(c, round, MPI_SUCCESS == rc);
+        if (MPI_SUCCESS != rc) {
+            break;
+        }
+    }
+    if (CFN_PERSISTENT == c->form && MPI_REQUEST_NULL != req) {
+        MPI_Request_free(&req);
+    }
 }
 
 const cfn_td_t cfn_td_int = {MPI_INT, 4, 1, 1, 4, 'i'};
