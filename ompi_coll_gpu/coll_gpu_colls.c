@@ -294,7 +294,7 @@ static int gpu_native_allgather(mca_coll_gpu_module_t *m, const mca_coll_gpu_arg
         (!in_place && (size_t) a->scount * sg.size != len[rank])) {
         return 0;
     }
-    return gpu_native_plan(x, NULL == a->rcounts ? "allgather" : "allgatherv",
+    return gpu_native_plan(x, MCA_COLL_GPU_ARGS_ALLGATHER == a->kind ? "allgather" : "allgatherv",
                            gpu_plan_allgatherv(&x->plan, rank, n,
                                                in_place ? NULL : (const char *) a->sbuf + sg.lb,
                                                (char *) a->rbuf, len, displ));
@@ -315,14 +315,14 @@ static int gpu_native_alltoall(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
         (!in_place && !gpu_bytes(&sg, n, a->scounts, a->scount, a->sdispls, sl, sd))) {
         return 0;
     }
-    if (!gpu_native_plan(x, NULL == a->rcounts ? "alltoall" : "alltoallv",
+    if (!gpu_native_plan(x, MCA_COLL_GPU_ARGS_ALLTOALL == a->kind ? "alltoall" : "alltoallv",
                          gpu_plan_alltoallv(&x->plan, ompi_comm_rank(m->comm), n,
                                             in_place ? NULL : (const char *) a->sbuf, sl, sd,
                                             (char *) a->rbuf, rl, rd))) {
         return 0;
     }
     /* alltoall: every pair has the same length, known everywhere */
-    x->plan.ll_bytes = NULL == a->rcounts ? rl[0] : 0;
+    x->plan.ll_bytes = MCA_COLL_GPU_ARGS_ALLTOALL == a->kind ? rl[0] : 0;
     return 1;
 }
 
@@ -342,13 +342,15 @@ static int gpu_native_gather(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
         return 0;
     }
     const size_t slen = in_place ? 0 : (size_t) a->scount * sg.size;
-    if (!gpu_native_plan(x, NULL == a->rcounts ? "gather" : "gatherv",
+    if (!gpu_native_plan(x, MCA_COLL_GPU_ARGS_GATHER == a->kind ? "gather" : "gatherv",
                          gpu_plan_gatherv(&x->plan, rank, n, a->root,
                                           in_place ? NULL : (const char *) a->sbuf + sg.lb, slen,
                                           (char *) a->rbuf, len, displ))) {
         return 0;
     }
-    x->plan.ll_bytes = NULL != a->rcounts ? 0 : is_root ? len[0] : slen;
+    /* gather: one length everywhere.  The kind says which, never the
+     * arrays: a gatherv's are NULL where MPI ignores them (non-roots) */
+    x->plan.ll_bytes = MCA_COLL_GPU_ARGS_GATHERV == a->kind ? 0 : is_root ? len[0] : slen;
     return 1;
 }
 
@@ -368,13 +370,13 @@ static int gpu_native_scatter(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_
         return 0;
     }
     const size_t rlen = in_place ? 0 : (size_t) a->rcount * rg.size;
-    if (!gpu_native_plan(x, NULL == a->scounts ? "scatter" : "scatterv",
+    if (!gpu_native_plan(x, MCA_COLL_GPU_ARGS_SCATTER == a->kind ? "scatter" : "scatterv",
                          gpu_plan_scatterv(&x->plan, rank, n, a->root, (const char *) a->sbuf, len,
                                            displ, in_place ? NULL : (char *) a->rbuf + rg.lb,
                                            rlen))) {
         return 0;
     }
-    x->plan.ll_bytes = NULL != a->scounts ? 0 : is_root ? len[0] : rlen;
+    x->plan.ll_bytes = MCA_COLL_GPU_ARGS_SCATTERV == a->kind ? 0 : is_root ? len[0] : rlen;
     return 1;
 }
 
@@ -437,7 +439,8 @@ static int gpu_native_reduce_scatter(mca_coll_gpu_module_t *m, const mca_coll_gp
         displ[q] = off;
         off += len[q];
     }
-    return gpu_native_plan(x, NULL == a->rcounts ? "reduce_scatter_block" : "reduce_scatter",
+    return gpu_native_plan(x, MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK == a->kind
+                                  ? "reduce_scatter_block" : "reduce_scatter",
                            gpu_plan_reduce_scatterv(&x->plan, ompi_comm_rank(m->comm), n,
                                                     (const char *) a->sbuf, (char *) a->rbuf,
                                                     len, displ));
