@@ -1,3 +1,4 @@
+#include "util/gpu_cuda_wait.h"
 #include "engine/gpu_engine.h"
 
 #include <stdint.h>
@@ -19,7 +20,9 @@ void gpu_engine_comm_destroy(gpu_engine_comm_t *c)
     }
     gpu_engine_pk_park(c);
     if (NULL != c->stream) {
-        (void) cudaStreamSynchronize(c->stream);
+        /* the kernels bound their own waits; this catches one never scheduled */
+        (void) gpu_cuda_stream_wait(c->stream, 2.0 * c->p.timeout_s + 5.0, c->rank,
+                                    "freeing a communicator's GPU state");
     }
     gpu_engine_release(c);
     free(c);

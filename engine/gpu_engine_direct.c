@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/gpu_cuda_wait.h"
 #include "engine/gpu_engine_internal.h"
 #include "ipc/gpu_ipc_cache.h"
 #include "util/gpu_clock.h"
@@ -168,12 +169,9 @@ gpu_status_t gpu_engine_direct_allreduce(gpu_engine_comm_t *c, gpu_engine_what_t
     c->t_launch = gpu_clock_now();
     memset(&mine, 0, sizeof(mine));
     if (c->p.order_legacy) {
-        const cudaError_t e = cudaStreamSynchronize(cudaStreamLegacy);
-        if (cudaSuccess != e) {
-            GPU_ERROR("rank %d: %s: waiting for the default stream: %s", c->rank,
-                      gpu_engine_what(what), cudaGetErrorString(e));
-            st = GPU_ERR_CUDA;
-        }
+        st = gpu_cuda_stream_wait(cudaStreamLegacy, 2.0 * c->p.timeout_s + 5.0, c->rank,
+                                  "the application's work on the default stream before a "
+                                  "collective");
     }
     if (GPU_OK == st && 0 != c->rank) {
         st = gpu_direct_describe(c, in, out, &mine);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/gpu_cuda_wait.h"
 #include "engine/gpu_engine_internal.h"
 #include "engine/gpu_plan.h"
 #include "util/gpu_clock.h"
@@ -419,10 +420,18 @@ static gpu_status_t gpu_pk_scrub(gpu_engine_comm_t *c)
         return GPU_ERR_NO_MEMORY;
     }
     gpu_engine_pk_park(c);
-    GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), out);
+    st = gpu_cuda_stream_wait(c->stream, 2.0 * c->p.timeout_s + 5.0, c->rank,
+                              "persistent engine: parking before the scrub");
+    if (GPU_OK != st) {
+        goto out;
+    }
     GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->pk_off + GPU_LL_SLOTS_OFF, 0,
                                    c->pk_bytes - GPU_LL_SLOTS_OFF, c->stream), out);
-    GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), out);
+    st = gpu_cuda_stream_wait(c->stream, 2.0 * c->p.timeout_s + 5.0, c->rank,
+                              "persistent engine: scrubbing its slots");
+    if (GPU_OK != st) {
+        goto out;
+    }
     if (GPU_OK != c->boot->allgather(c->boot_ctx, &dummy, all, 1)) {
         GPU_ERROR("rank %d: persistent engine: scrub barrier failed", c->rank);
         st = GPU_ERR_BOOTSTRAP;
@@ -481,14 +490,12 @@ gpu_status_t gpu_engine_pk_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     }
     if (c->p.order_legacy) {
         /* prior work of the application on the legacy stream first */
-        cudaError_t e = cudaStreamQuery(cudaStreamLegacy);
-        if (cudaErrorNotReady == e) {
-            e = cudaStreamSynchronize(cudaStreamLegacy);
-        }
-        if (cudaSuccess != e) {
-            GPU_ERROR("rank %d: %s: waiting for the default stream: %s", c->rank,
-                      gpu_engine_what(what), cudaGetErrorString(e));
-            return GPU_ERR_CUDA;
+        const gpu_status_t ws = gpu_cuda_stream_wait(cudaStreamLegacy,
+                                                     2.0 * c->p.timeout_s + 5.0, c->rank,
+                                                     "the application's work on the default "
+                                                     "stream before a collective");
+        if (GPU_OK != ws) {
+            return ws;
         }
     }
     info.sys_fence = gpu_pk_cpu_reads_output(plan, c->rank, c->nranks);

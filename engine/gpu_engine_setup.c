@@ -22,6 +22,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "util/gpu_cuda_wait.h"
 #include "engine/gpu_engine_internal.h"
 #include "kernels/gpu_stream.h"
 
@@ -135,7 +136,11 @@ static gpu_status_t gpu_engine_big_alloc(gpu_engine_comm_t *c, gpu_ipc_handle_t 
     GPU_CUDA_CHECK(cudaMemsetAsync(c->big, 0, c->ts_off, c->stream), err_free);
     GPU_CUDA_CHECK(cudaMemsetAsync(c->big + c->xg_flags_off, 0,
                                    c->xg_slots_off - c->xg_flags_off, c->stream), err_free);
-    GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), err_free);
+    st = gpu_cuda_stream_wait(c->stream, 2.0 * c->p.timeout_s + 5.0, c->rank,
+                              "clearing the large areas");
+    if (GPU_OK != st) {
+        goto err_free;
+    }
     st = c->tr->export_mem(c->big, handle);
     if (GPU_OK != st) {
         goto err_free;
@@ -230,7 +235,11 @@ static gpu_status_t gpu_engine_alloc_local(gpu_engine_comm_t *c, gpu_ipc_handle_
         GPU_CUDA_CHECK(cudaMemsetAsync(c->scratch + c->sb_off, 0, GPU_STREAM_BULK_CTL_BYTES,
                                        c->stream), err_scratch);
     }
-    GPU_CUDA_CHECK(cudaStreamSynchronize(c->stream), err_scratch);
+    st = gpu_cuda_stream_wait(c->stream, 2.0 * c->p.timeout_s + 5.0, c->rank,
+                              "clearing the scratch area");
+    if (GPU_OK != st) {
+        goto err_scratch;
+    }
     st = gpu_engine_stream_setup(c);
     if (GPU_OK != st) {
         goto err_scratch;

@@ -172,7 +172,7 @@ void gpu_hier_destroy(gpu_hier_t *h)
     if (NULL == h) {
         return;
     }
-    (void) cudaStreamSynchronize(h->stream);
+    (void) gpu_hier_wait(h, h->stream, NULL, "freeing the hierarchy's state");
     if (h->direct) {
         (void) cudaFree(h->slots);
     } else {

@@ -116,6 +116,14 @@ typedef struct mca_coll_gpu_component_t {
 
 MCA_COLL_GPU_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
 
+/* What every wait of the component is bounded by: coll_gpu_timeout, where
+ * 0 (or less) means its default of 60 s, never "no limit" (one meaning in
+ * every place that waits). */
+static inline double mca_coll_gpu_timeout_s(void)
+{
+    return mca_coll_gpu_component.timeout > 0 ? mca_coll_gpu_component.timeout : 60.0;
+}
+
 typedef enum {
     MCA_COLL_GPU_BOOT_NONE = 0,
     MCA_COLL_GPU_BOOT_READY = 1,
@@ -229,9 +237,16 @@ void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node);
 void mca_coll_gpu_kind_detach(mca_coll_gpu_module_t *m);
 /* issue: a call started again (coll_gpu_route.h): it posted at its first
  * start, and its kind may be decided already */
-int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, ompi_request_t **req,
+int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev, int stage, ompi_request_t **req,
                             const char *what, const struct mca_coll_gpu_args_t *a,
                             const struct mca_coll_gpu_issue_t *issue, int *go_dev);
+/* stage: this rank passed device memory its part of the GPU path cannot
+ * take (posted GPU_KIND_STAGE).  all_mem: whether every rank passed device
+ * memory for the current call (a blocking staged call then runs the host
+ * library's nonblocking form under a bounded wait; where a rank runs on
+ * host memory, the blocking form it runs).  0 without a board or across
+ * nodes. */
+int mca_coll_gpu_kind_all_mem(mca_coll_gpu_module_t *m, const char *what, int *all_mem);
 /* The kinds peers posted for call: GPU_OK with *all_dev, GPU_INPROGRESS
  * while one (*peer) has not reached it, or an error about *peer. */
 gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
@@ -502,8 +517,9 @@ void mca_coll_gpu_request_fini(void);
  * is unregistered at component close): registered at the first start. */
 void mca_coll_gpu_progress_needed(void);
 /* A blocking device call on m first lets m's nonblocking ones finish (they
- * use the same staging and host exchanges); bounded by their own waits. */
-void mca_coll_gpu_drain(mca_coll_gpu_module_t *m);
+ * use the same staging and host exchanges); bounded by their own waits and
+ * by twice coll_gpu_timeout: past it an error naming the queued call. */
+int mca_coll_gpu_drain(mca_coll_gpu_module_t *m);
 /* A setup begun for a nonblocking call runs from progress: 0 when too many
  * are in flight already (the caller then does not begin one). */
 int mca_coll_gpu_setup_track(mca_coll_gpu_module_t *m);

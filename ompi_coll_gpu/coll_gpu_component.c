@@ -150,7 +150,7 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("timeout", "Seconds a rank waits for a peer inside a device collective "
                      "(kernels, setup exchanges, host-paced rounds) before the call fails with "
                      "an error whose MPI_Error_string names the collective, the peer and this "
-                     "parameter",
+                     "parameter (0 or less: the default, 60 s; no wait of coll/gpu is unbounded)",
                      MCA_BASE_VAR_TYPE_DOUBLE, NULL, OPAL_INFO_LVL_5, &c->timeout);
     mca_coll_gpu_reg("xchg_scratch_bytes", "Bytes of peer-visible scratch per rank and "
                      "communicator for every other device collective (split into 2 slots per "

@@ -127,7 +127,7 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     mca_coll_gpu_topo_rail(rail, sizeof(rail));
     memset(&up, 0, sizeof(up));
     up.net_devices = rail;
-    up.timeout_s = c->timeout > 0 ? c->timeout : 60.0;
+    up.timeout_s = mca_coll_gpu_timeout_s();
     up.direct = c->net_direct;
     up.comm_id = mca_coll_gpu_comm_id(m->comm);
     up.host_id = host;

@@ -200,8 +200,7 @@ static int gpu_kind_wait_more(gpu_kind_wait_t *w)
     if (0 == (w->spins & 63)) {
         opal_progress();
         if (0.0 == w->deadline) {
-            const double t = mca_coll_gpu_component.timeout;
-            w->deadline = gpu_clock_now() + (t > 0 ? t : 60.0);
+            w->deadline = gpu_clock_now() + mca_coll_gpu_timeout_s();
         } else if (gpu_clock_now() > w->deadline) {
             return 0;
         }
@@ -209,15 +208,17 @@ static int gpu_kind_wait_more(gpu_kind_wait_t *w)
     return 1;
 }
 
-/* What the peers posted for call: *all_dev, and (busy non-NULL, all
- * device) whether any peer posted GPU_KIND_BUSY. */
+/* What the peers posted for call: *all_dev (every rank can take the GPU
+ * path), *all_mem (every rank passed device memory: none runs on host
+ * memory; may be NULL), and (busy non-NULL, all device) whether any peer
+ * posted GPU_KIND_BUSY. */
 static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
-                                  int *busy, int *peer)
+                                  int *all_mem, int *busy, int *peer)
 {
     const int me = ompi_comm_rank(m->comm);
     const int *list;
     const int n = gpu_kind_readers(m, &list);
-    int any_busy = 0;
+    int any_busy = 0, any_stage = 0;
 
     for (int i = 0; i < n; ++i) {
         const int q = NULL != list ? list[i] : i;
@@ -233,11 +234,18 @@ static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *
         }
         if (GPU_KIND_HOST == k) {
             *all_dev = 0;   /* this call stages on every device rank */
+            if (NULL != all_mem) {
+                *all_mem = 0;
+            }
             return GPU_OK;
         }
         any_busy |= k & GPU_KIND_BUSY;
+        any_stage |= k & GPU_KIND_STAGE;
     }
-    *all_dev = 1;
+    *all_dev = !any_stage;
+    if (NULL != all_mem) {
+        *all_mem = 1;
+    }
     if (NULL != busy) {
         *busy = any_busy;
     }
@@ -247,7 +255,7 @@ static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *
 gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                     int *peer)
 {
-    return gpu_kind_scan(m, call, all_dev, NULL, peer);
+    return gpu_kind_scan(m, call, all_dev, NULL, NULL, peer);
 }
 
 /* Many kind changes ahead of a peer: wait until every peer has passed the
@@ -292,7 +300,7 @@ static gpu_status_t gpu_kind_wait_peers(mca_coll_gpu_module_t *m, uint64_t call,
     gpu_status_t st;
     int busy = 0;
 
-    while (GPU_INPROGRESS == (st = gpu_kind_scan(m, call, all_dev, &busy, peer))) {
+    while (GPU_INPROGRESS == (st = gpu_kind_scan(m, call, all_dev, NULL, &busy, peer))) {
         if (!gpu_kind_wait_more(&w)) {
             return GPU_ERR_TIMEOUT;
         }
@@ -409,18 +417,19 @@ void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before)
     m->kdefer = 0;
 }
 
-int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, ompi_request_t **req,
-                            const char *what, const mca_coll_gpu_args_t *a,
-                            const mca_coll_gpu_issue_t *issue, int *go_dev)
+int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, int stage,
+                            ompi_request_t **req, const char *what,
+                            const mca_coll_gpu_args_t *a, const mca_coll_gpu_issue_t *issue,
+                            int *go_dev)
 {
     /* a host call of a pretending rank asks as a device call (the entry
      * still sends its host buffers to the previous module) */
     const int dev = dev_in || (m->kpretend && NULL != m->knet && NULL == req);
     /* a device call says whether this rank's application works on the GPU
      * between calls (the engine's measure), for the engine's choice */
-    const int kind = !dev ? GPU_KIND_HOST
-                     : GPU_KIND_DEVICE | (NULL != m->engine && gpu_engine_app_busy(m->engine)
-                                              ? GPU_KIND_BUSY : 0);
+    const int kind = dev ? GPU_KIND_DEVICE | (NULL != m->engine && gpu_engine_app_busy(m->engine)
+                                                  ? GPU_KIND_BUSY : 0)
+                         : stage ? GPU_KIND_DEVICE | GPU_KIND_STAGE : GPU_KIND_HOST;
     gpu_kind_wait_t w = { 0.0, 0 };
     uint64_t call;
     gpu_status_t st;
@@ -488,4 +497,23 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, ompi_request_t
         return MPI_SUCCESS;
     }
     return gpu_kind_wait_all(m, call, what, go_dev);
+}
+
+int mca_coll_gpu_kind_all_mem(mca_coll_gpu_module_t *m, const char *what, int *all_mem)
+{
+    gpu_kind_wait_t w = { 0.0, 0 };
+    gpu_status_t st;
+    int all_dev, peer = -1;
+
+    *all_mem = 0;
+    if (NULL == m->kpost.slot || NULL != m->knet) {
+        return MPI_SUCCESS;   /* no board, or other nodes: not known alike */
+    }
+    while (GPU_INPROGRESS == (st = gpu_kind_scan(m, m->kcall, &all_dev, all_mem, NULL, &peer))) {
+        if (!gpu_kind_wait_more(&w)) {
+            st = GPU_ERR_TIMEOUT;
+            break;
+        }
+    }
+    return GPU_OK == st ? MPI_SUCCESS : mca_coll_gpu_error(m->comm->c_name, what, st, peer);
 }

@@ -230,8 +230,8 @@ static gpu_status_t gpu_knet_verdict(gpu_knet_t *k, const gpu_knet_query_t *q, i
             *verdict = GPU_KNET_ERROR;
             return GPU_OK;
         }
-        if (GPU_KIND_HOST == kind) {
-            *verdict = GPU_KNET_HOST;
+        if (GPU_KIND_HOST == kind || 0 != (kind & GPU_KIND_STAGE)) {
+            *verdict = GPU_KNET_HOST;   /* this call stages everywhere */
         }
     }
     return GPU_OK;
@@ -620,8 +620,7 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
 {
     gpu_knet_t *k = m->knet;
     ompi_communicator_t *comm = m->comm;
-    const double t = mca_coll_gpu_component.timeout;
-    const double deadline = gpu_clock_now() + (t > 0 ? t : 60.0);
+    const double deadline = gpu_clock_now() + mca_coll_gpu_timeout_s();
     gpu_status_t st = GPU_OK;
     int left = 0, verdict = GPU_KNET_DEVICE;
 

@@ -319,7 +319,7 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->nthreads = c->nthreads < GPU_MAX_PEERS ? GPU_MAX_PEERS
                   : (c->nthreads > 1024 ? 1024 : c->nthreads);
     p->oneshot_blocks = c->oneshot_blocks;
-    p->timeout_s = c->timeout > 0 ? c->timeout : 60.0;
+    p->timeout_s = mca_coll_gpu_timeout_s();
     p->order_legacy = MCA_COLL_GPU_ORDER_EVERY_CALL == c->stream_order;
     p->persist = c->persist;
     p->persist_max_bytes = (c->persist_max_bytes < GPU_LL_MAX_BYTES ? c->persist_max_bytes
@@ -410,7 +410,10 @@ int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int block
     }
     if (blocking) {
         /* the setup (or anything else) a nonblocking call left running */
-        mca_coll_gpu_drain(m);
+        ret = mca_coll_gpu_drain(m);
+        if (MPI_SUCCESS != ret) {
+            return ret;
+        }
     }
     if (MCA_COLL_GPU_BOOT_NONE != m->boot) {
         return MPI_SUCCESS;

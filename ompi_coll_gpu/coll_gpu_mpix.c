@@ -68,7 +68,7 @@ static int mca_coll_gpu_mpix_start(const gpucoll_mpix_call_t *c, ompi_communicat
 static int mca_coll_gpu_mpix_host(const gpucoll_mpix_call_t *c)
 {
     ompi_communicator_t *comm = (ompi_communicator_t *) c->comm;
-    const double limit = mca_coll_gpu_component.timeout;
+    const double limit = mca_coll_gpu_timeout_s();
     ompi_request_t *req = MPI_REQUEST_NULL;
     double start;
     int done = 0, ret;
@@ -84,7 +84,7 @@ static int mca_coll_gpu_mpix_host(const gpucoll_mpix_call_t *c)
         if (MPI_SUCCESS != ret) {
             break;
         }
-        if (!done && limit > 0 && gpu_clock_now() - start > limit) {
+        if (!done && gpu_clock_now() - start > limit) {
             /* a collective request cannot be cancelled: it stays behind, and
              * the communicator with it; the error says which call and why */
             opal_output(0, "coll/gpu: %s on %s: no completion after %g s",

@@ -174,9 +174,9 @@ static gpu_status_t mca_coll_gpu_request_kind_advance(mca_coll_gpu_request_t *r)
         int all_dev, peer = -1;
         const gpu_status_t st = mca_coll_gpu_kind_peek(m, r->kcall, &all_dev, &peer);
         if (GPU_INPROGRESS == st) {
-            const double now = gpu_clock_now(), t = mca_coll_gpu_component.timeout;
+            const double now = gpu_clock_now();
             if (0.0 == r->kdeadline) {
-                r->kdeadline = now + (t > 0 ? t : 60.0);
+                r->kdeadline = now + mca_coll_gpu_timeout_s();
                 return GPU_INPROGRESS;
             }
             if (now <= r->kdeadline) {
@@ -371,14 +371,27 @@ static int mca_coll_gpu_progress(void)
     return done;
 }
 
-void mca_coll_gpu_drain(mca_coll_gpu_module_t *m)
+int mca_coll_gpu_drain(mca_coll_gpu_module_t *m)
 {
+    /* each request bounds its own waits; this bound catches one that
+     * would not, and says which call it was */
+    const double limit = 2.0 * mca_coll_gpu_timeout_s() + 5.0;
+    const double deadline = gpu_clock_now() + limit;
     for (;;) {
+        char what[sizeof(m->q_head->engine.what)] = "the communicator's setup";
         OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
         const int empty = NULL == m->q_head && MCA_COLL_GPU_BOOT_SETUP != m->boot;
+        if (NULL != m->q_head) {
+            memcpy(what, m->q_head->engine.what, sizeof(what));
+        }
         OPAL_THREAD_UNLOCK(&mca_coll_gpu_component.lock);
         if (empty) {
-            return;
+            return MPI_SUCCESS;
+        }
+        if (gpu_clock_now() > deadline) {
+            GPU_ERROR("%s: a blocking call waited %.0f s for the nonblocking %s started before "
+                      "it; giving up", m->comm->c_name, limit, what);
+            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, -1);
         }
         opal_progress();
     }

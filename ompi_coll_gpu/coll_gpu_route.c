@@ -100,6 +100,27 @@ static int gpu_native_path(gpu_route_t *r, int *ran)
     return mca_coll_gpu_native_run(m, &r->x.call, r->req, ran);
 }
 
+/* The fallback.  A blocking call where every rank passed device memory
+ * (all of them stage, none runs the host algorithm directly) runs the
+ * host library's nonblocking form under a bounded wait: a rank that never
+ * comes is named after coll_gpu_timeout instead of holding the others. */
+static int gpu_route_staged(gpu_route_t *r)
+{
+    ompi_request_t *inner = NULL;
+    int all_mem = 0, ret;
+
+    if (NULL != r->req) {
+        return r->ops->staged(r->m, r->a, r->req);
+    }
+    ret = mca_coll_gpu_kind_all_mem(r->m, r->ops->name, &all_mem);
+    if (MPI_SUCCESS != ret || !all_mem) {
+        return MPI_SUCCESS != ret ? ret : r->ops->staged(r->m, r->a, NULL);
+    }
+    ret = r->ops->staged(r->m, r->a, &inner);
+    return MPI_SUCCESS != ret ? ret : mca_coll_gpu_staged_wait(&inner, r->m->comm->c_name,
+                                                               r->ops->name);
+}
+
 /* Across nodes the hierarchy; on one node the engine. */
 static const gpu_route_path_t gpu_route_paths[] = {
     { .name = "hierarchical", .serves = gpu_hier_serves, .run = gpu_hier_path },
@@ -123,8 +144,10 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
     if (mem) {
         eligible = mca_coll_gpu_coll_eligible(m, r.ops, a, NULL == req, &r.x);
     }
-    /* what every rank posts: device memory the GPU path can take */
-    ret = mca_coll_gpu_kind_agree(m, mem && eligible, req, r.ops->name, a, issue, &go_dev);
+    /* what every rank posts: device memory the GPU path can take, device
+     * memory it cannot, or host memory */
+    ret = mca_coll_gpu_kind_agree(m, mem && eligible, mem && !eligible, req, r.ops->name, a,
+                                  issue, &go_dev);
     if (MPI_SUCCESS != ret || go_dev < 0) {
         return ret;   /* an error, or queued */
     }
@@ -145,7 +168,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
             }
         }
     }
-    return r.ops->staged(m, a, req);
+    return gpu_route_staged(&r);
 }
 
 int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int force,

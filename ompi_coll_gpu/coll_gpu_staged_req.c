@@ -68,7 +68,6 @@ int mca_coll_gpu_stage_finish(gpu_stage_t *s, gpu_stage_t *r, int ret, ompi_requ
                               mca_coll_gpu_module_t *m, const char *what, ompi_request_t **req)
 {
     struct ompi_communicator_t *comm = m->comm;
-    const double t = mca_coll_gpu_component.timeout;
     gpu_sreq_t *q;
 
     if (NULL == req || MPI_SUCCESS != ret) {
@@ -99,7 +98,7 @@ int mca_coll_gpu_stage_finish(gpu_stage_t *s, gpu_stage_t *r, int ret, ompi_requ
     q->m = m;
     q->what = what;
     q->call = m->kcall;
-    q->deadline = gpu_clock_now() + (t > 0 ? t : 60.0);
+    q->deadline = gpu_clock_now() + mca_coll_gpu_timeout_s();
     OPAL_THREAD_LOCK(&mca_coll_gpu_component.lock);
     q->next = gpu_sreq_active;
     gpu_sreq_active = q;
@@ -161,8 +160,7 @@ int mca_coll_gpu_staged_progress(void)
 
 int mca_coll_gpu_staged_wait(ompi_request_t **req, const char *comm_name, const char *what)
 {
-    const double t = mca_coll_gpu_component.timeout;
-    const double deadline = gpu_clock_now() + (t > 0 ? t : 60.0);
+    const double deadline = gpu_clock_now() + mca_coll_gpu_timeout_s();
     int done = 0, ret;
 
     for (unsigned spins = 0;; ++spins) {

@@ -92,7 +92,7 @@ gpu_status_t mca_coll_gpu_xg_test(mca_coll_gpu_xg_t *x)
         }
     }
     if (missing >= 0) {
-        if (gpu_clock_now() - x->t0 <= mca_coll_gpu_component.timeout) {
+        if (gpu_clock_now() - x->t0 <= mca_coll_gpu_timeout_s()) {
             return GPU_INPROGRESS;
         }
         /* receives not matched yet are taken back, so that the caller may
@@ -185,10 +185,10 @@ int mca_coll_gpu_error(const char *comm, const char *what, gpu_status_t st, int 
     if (GPU_ERR_TIMEOUT == st && peer >= 0) {
         snprintf(text, sizeof(text), "coll/gpu: %s on %s timed out after %g s waiting for rank %d"
                  " (raise --mca coll_gpu_timeout, or check that rank %d calls the same "
-                 "collective)", what, comm, mca_coll_gpu_component.timeout, peer, peer);
+                 "collective)", what, comm, mca_coll_gpu_timeout_s(), peer, peer);
     } else if (GPU_ERR_TIMEOUT == st) {
         snprintf(text, sizeof(text), "coll/gpu: %s on %s timed out after %g s (raise --mca "
-                 "coll_gpu_timeout)", what, comm, mca_coll_gpu_component.timeout);
+                 "coll_gpu_timeout)", what, comm, mca_coll_gpu_timeout_s());
     } else if (GPU_ERR_INVALID == st) {
         snprintf(text, sizeof(text), "coll/gpu: %s on %s refused: the communicator's device "
                  "collectives stopped at an earlier failure (its error names the cause)", what,

@@ -128,6 +128,12 @@ for np in 1 2 3 4; do
   nbr "device buffers (driver stand-in)" $np ""
 done
 nbr "host buffers (driver stand-in)" 2 "--mem host"
+# every wait bounded on the staged path: rank 1 stops calling
+for np in 2 3; do
+  run "staged calls on device buffers: rank 1 stops calling, the others fail in 2 s naming it, np $np" sh -c "
+    out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_timeout 2 $B/test/conform/test_conform_timeout 2>&1)
+    echo \"\$out\" | grep -q '^3 passed, 0 failed\$' || { echo \"\$out\" | tail -20; exit 1; }"
+done
 # end of the conformance test's runs
 # op/gpu (MPI_Reduce_local and Open MPI's own reductions on device memory):
 # listed with its parameters; host results of every predefined type and op,

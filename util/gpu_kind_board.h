@@ -47,9 +47,12 @@ extern "C" {
 /* A device post may carry GPU_KIND_BUSY: this rank's application works on
  * the GPU between its calls (the engine's measure), which every rank must
  * see alike before it picks the resident kernel for a large call
- * (gpu_engine_kind_call). */
-enum { GPU_KIND_HOST = 0, GPU_KIND_DEVICE = 1, GPU_KIND_BUSY = 2 };
-#define GPU_KIND_BITS 2
+ * (gpu_engine_kind_call).  GPU_KIND_STAGE: device memory, but this rank's
+ * part cannot take the GPU path (its datatype, its layout): the call
+ * stages everywhere, and since no rank runs on host memory, the ranks
+ * stage through the host library's nonblocking form, a wait they bound. */
+enum { GPU_KIND_HOST = 0, GPU_KIND_DEVICE = 1, GPU_KIND_BUSY = 2, GPU_KIND_STAGE = 4 };
+#define GPU_KIND_BITS 3
 
 typedef struct gpu_kind_slot {
     volatile uint64_t key;        /* communicator key + 1; 0 never used; GPU_KIND_FREED */
