@@ -8,6 +8,8 @@
  *   test_conform_nbr [--mem device|host|mixed] [--quick] [--only SUBSTR] ...
  *
  * The last line is "N passed, N failed" (see conform.h for the options).
+ * CFN_DUMP=1 in the environment prints both images of a failed buffer
+ * comparison (got/want per byte).
  */
 #include <ctype.h>
 #include <stdio.h>
