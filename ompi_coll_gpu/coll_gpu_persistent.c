@@ -170,7 +170,9 @@ static int gpu_preq_free(ompi_request_t **request)
 static int gpu_preq_own_types(mca_coll_gpu_preq_t *r, ompi_communicator_t *comm)
 {
     mca_coll_gpu_args_t *a = &r->args;
-    int ns = ompi_comm_size(comm), nr = ns;
+    /* an intercommunicator's blocks are the remote group's */
+    int ns = OMPI_COMM_IS_INTER(comm) ? ompi_comm_remote_size(comm) : ompi_comm_size(comm);
+    int nr = ns;
     struct ompi_datatype_t **t;
 
     if (MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW == a->kind &&
@@ -248,7 +250,10 @@ static int gpu_preq_new(mca_coll_base_module_t *module, const mca_coll_gpu_args_
  * included. */
 static int gpu_pdev(mca_coll_base_module_t *module, const mca_coll_gpu_args_t *a)
 {
-    return 0 != mca_coll_gpu_coll_ops(a->kind)->mem((mca_coll_gpu_module_t *) module, a);
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    /* an intercommunicator's rounds stage where their blocks are device
+     * memory (coll_gpu_inter.c decides by MPI_ROOT and the remote group) */
+    return OMPI_COMM_IS_INTER(m->comm) || 0 != mca_coll_gpu_coll_ops(a->kind)->mem(m, a);
 }
 
 /* Is the call the previous module's: host buffers only, on a communicator

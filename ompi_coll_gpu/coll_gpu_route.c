@@ -88,6 +88,7 @@ static int gpu_native_path(gpu_route_t *r, int *ran)
     }
     /* the plan again, now that the engine is there (a bcast's chain
      * depends on its pacing) */
+    r->x.rounds = 1;
     if (!r->ops->native(m, r->a, NULL == r->req, &r->x)) {
         return MPI_SUCCESS;
     }
@@ -97,7 +98,14 @@ static int gpu_native_path(gpu_route_t *r, int *ran)
     if (*ran) {
         return ret;
     }
-    return mca_coll_gpu_native_run(m, &r->x.call, r->req, ran);
+    ret = mca_coll_gpu_native_run(m, &r->x.call, r->req, ran);
+    if (MPI_SUCCESS == ret && *ran && 2 == r->x.rounds) {
+        /* the second round of a neighbourhood (blocking only) */
+        r->x.call.plan = &r->x.plan2;
+        ret = mca_coll_gpu_native_run(m, &r->x.call, NULL, ran);
+        *ran = 1;   /* the first round has moved data: no staging now */
+    }
+    return ret;
 }
 
 /* The fallback.  A blocking call where every rank passed device memory
@@ -111,6 +119,11 @@ static int gpu_route_staged(gpu_route_t *r)
 
     if (NULL != r->req) {
         return r->ops->staged(r->m, r->a, r->req);
+    }
+    if (r->a->kind >= MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER &&
+        mca_coll_gpu_nbr_nb_pairs_wrong(r->m->comm)) {
+        /* the nonblocking form would pair this topology's blocks wrongly */
+        return r->ops->staged(r->m, r->a, NULL);
     }
     ret = mca_coll_gpu_kind_all_mem(r->m, r->ops->name, &all_mem);
     if (MPI_SUCCESS != ret || !all_mem) {
@@ -141,6 +154,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
         return mca_coll_gpu_inter_run(m, a, req);
     }
     mem = r.ops->mem(m, a);
+    r.x.rounds = 1;
     if (mem) {
         eligible = mca_coll_gpu_coll_eligible(m, r.ops, a, NULL == req, &r.x);
     }

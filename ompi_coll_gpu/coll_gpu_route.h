@@ -47,6 +47,8 @@ typedef struct mca_coll_gpu_issue_t {
 typedef struct {
     mca_coll_gpu_call_t call;
     gpu_xchg_plan_t plan;
+    int rounds;                 /* 2: a second engine call with plan2 (blocking) */
+    gpu_xchg_plan_t plan2;
 } mca_coll_gpu_native_t;
 
 /* One collective's row. */
@@ -74,6 +76,16 @@ int mca_coll_gpu_host_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a
                           ompi_request_t **req);
 int mca_coll_gpu_staged_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                             ompi_request_t **req);
+
+/* The neighborhood collectives' GPU path (coll_gpu_nbr.c) */
+int mca_coll_gpu_native_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                                 int blocking, mca_coll_gpu_native_t *x);
+
+/* Open MPI's nonblocking neighborhood collectives pair the blocks of a
+ * periodic dimension of extent 1 or 2 by list position, not by direction
+ * (open-mpi/ompi#14416): 1 for such a topology, whose blocking calls then
+ * stage through the blocking form only. */
+int mca_coll_gpu_nbr_nb_pairs_wrong(ompi_communicator_t *comm);
 
 /* An intercommunicator's call: staged (coll_gpu_inter.c) */
 int mca_coll_gpu_inter_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,

@@ -141,6 +141,10 @@ int mca_coll_gpu_staged_progress(void)
         const int was_abandoned = q->abandoned && REQUEST_COMPLETE(&q->super.super);
         GPU_LOG(50, "staged request %p: inner %p done", (void *) q, (void *) q->inner);
         (void) ompi_request_free(&q->inner);
+        /* MPI_REQUEST_NULL is not NULL: the user's free looks for NULL to
+         * release a completed request (else the request, and the module
+         * it holds, would never go: its kind slot with it) */
+        q->inner = NULL;
         if (was_abandoned) {
             /* its error was reported: the copies go, nothing copied back */
             (void) mca_coll_gpu_stage_done(&q->s, &q->r, MPI_ERR_OTHER);

@@ -10,9 +10,13 @@
  * and busbw follow nccl-tests: size is the largest buffer of a rank
  * (allgather: the output; reduce_scatter, alltoall: the input); busbw =
  * algbw x 2(n-1)/n for allreduce, (n-1)/n for allgather, reduce_scatter
- * and alltoall, 1 for bcast and reduce.
+ * and alltoall, 1 for bcast and reduce.  neighbor_alltoall runs on a 2-D
+ * periodic Cartesian grid of the ranks (MPI_Dims_create): size is the
+ * block per neighbour, busbw what a rank sends to its 4 neighbours per
+ * second; NCCL's counterpart is ncclSend/ncclRecv to the same neighbours
+ * in one group.
  *
- *   gpucoll_bench [-c allreduce|bcast|reduce|allgather|reduce_scatter|alltoall]
+ *   gpucoll_bench [-c allreduce|bcast|reduce|allgather|reduce_scatter|alltoall|neighbor_alltoall]
  *                 [-b min_bytes] [-e max_bytes] [-n iters] [-r repetitions] [--no-nccl] [--nonblocking]
  *                 [--csv FILE] [--json FILE]
  */
@@ -25,21 +29,31 @@
 
 #include "bench_util.h"
 
-enum { B_ALLREDUCE, B_BCAST, B_REDUCE, B_ALLGATHER, B_REDUCE_SCATTER, B_ALLTOALL, B_N };
+enum { B_ALLREDUCE, B_BCAST, B_REDUCE, B_ALLGATHER, B_REDUCE_SCATTER, B_ALLTOALL,
+       B_NEIGHBOR_ALLTOALL, B_N };
 static const char *bname[] = { "allreduce", "bcast", "reduce", "allgather", "reduce_scatter",
-                               "alltoall" };
+                               "alltoall", "neighbor_alltoall" };
 static int coll, nranks, nonblocking;
+/* neighbor_alltoall: the grid and each dimension's two neighbours */
+static MPI_Comm grid = MPI_COMM_NULL;
+static int nbr_src[2], nbr_dst[2];
 
 /* elements per rank-to-rank unit for a size in bytes (see the header) */
 static size_t unit_count(size_t bytes)
 {
     const size_t n = (size_t) nranks;
+    if (B_NEIGHBOR_ALLTOALL == coll) {
+        return bytes / sizeof(float);   /* per neighbour */
+    }
     return (coll >= B_ALLGATHER ? bytes / n : bytes) / sizeof(float);
 }
 
 static double bus_factor(void)
 {
     const double n = nranks;
+    if (B_NEIGHBOR_ALLTOALL == coll) {
+        return 4.0;
+    }
     return coll == B_ALLREDUCE ? 2.0 * (n - 1) / n : coll >= B_ALLGATHER ? (n - 1) / n : 1.0;
 }
 
@@ -60,6 +74,7 @@ static void mpi_call(void *s, void *r, size_t c)
     case B_ALLGATHER: MPI_Allgather(s, n, MPI_FLOAT, r, n, MPI_FLOAT, MPI_COMM_WORLD); break;
     case B_REDUCE_SCATTER: MPI_Reduce_scatter_block(s, r, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
     case B_ALLTOALL: MPI_Alltoall(s, n, MPI_FLOAT, r, n, MPI_FLOAT, MPI_COMM_WORLD); break;
+    case B_NEIGHBOR_ALLTOALL: MPI_Neighbor_alltoall(s, n, MPI_FLOAT, r, n, MPI_FLOAT, grid); break;
     }
 }
 
@@ -77,6 +92,16 @@ static int nccl_call(nccl_comm_t nc, cudaStream_t st, void *s, void *r, size_t c
         for (int p = 0; p < nranks; ++p) {
             rc |= nccl.send((float *) s + (size_t) p * c, c, 7, p, nc, st);
             rc |= nccl.recv((float *) r + (size_t) p * c, c, 7, p, nc, st);
+        }
+        return rc | nccl.group_end();
+    case B_NEIGHBOR_ALLTOALL:
+        /* MPI's block order: per dimension the negative, then the positive neighbour */
+        rc |= nccl.group_start();
+        for (int d = 0; d < 2; ++d) {
+            rc |= nccl.send((float *) s + (size_t) (2 * d) * c, c, 7, nbr_src[d], nc, st);
+            rc |= nccl.send((float *) s + (size_t) (2 * d + 1) * c, c, 7, nbr_dst[d], nc, st);
+            rc |= nccl.recv((float *) r + (size_t) (2 * d) * c, c, 7, nbr_src[d], nc, st);
+            rc |= nccl.recv((float *) r + (size_t) (2 * d + 1) * c, c, 7, nbr_dst[d], nc, st);
         }
         return rc | nccl.group_end();
     }
@@ -163,10 +188,19 @@ int main(int argc, char **argv)
     MPI_Comm_rank(local, &lrank);
     CK(cudaSetDevice(lrank % ndev));
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    CK(cudaMalloc(&s, maxb));
-    CK(cudaMalloc(&r, maxb));
+    if (B_NEIGHBOR_ALLTOALL == coll) {
+        int dims[2] = { 0, 0 }, periods[2] = { 1, 1 };
+        MPI_Dims_create(size, 2, dims);
+        MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &grid);
+        for (int d = 0; d < 2; ++d) {
+            MPI_Cart_shift(grid, d, 1, &nbr_src[d], &nbr_dst[d]);
+        }
+    }
+    const size_t blocks = B_NEIGHBOR_ALLTOALL == coll ? 4 : 1;
+    CK(cudaMalloc(&s, maxb * blocks));
+    CK(cudaMalloc(&r, maxb * blocks));
     {   /* random non-zero floats: never time zeros */
-        size_t n = maxb / sizeof(float), chunk = 1 << 24, k;
+        size_t n = maxb * blocks / sizeof(float), chunk = 1 << 24, k;
         float *h = malloc(chunk * sizeof(float));
         for (k = 0; k < chunk; ++k) h[k] = 1.0f + (float) ((k * 2654435761u + (unsigned) rank) % 1000) / 1000.0f;
         for (k = 0; k < n; k += chunk) {
@@ -246,6 +280,9 @@ int main(int argc, char **argv)
     if (use_nccl) nccl.comm_destroy(nc);
     CK(cudaFree(s));
     CK(cudaFree(r));
+    if (MPI_COMM_NULL != grid) {
+        MPI_Comm_free(&grid);
+    }
     MPI_Comm_free(&local);
     MPI_Finalize();
     return 0;

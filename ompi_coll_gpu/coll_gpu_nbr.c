@@ -1,0 +1,199 @@
+/*
+ * Neighborhood collectives on the GPU path: halo exchanges move between
+ * the GPUs of a node like an alltoallv whose pairs are the neighbours.
+ *
+ * The exchange kernel moves one block per pair of ranks and call, so the
+ * blocks are cut into rounds where no pair repeats:
+ *   - Cartesian: MPI pairs a block sent in the positive direction of a
+ *     dimension with the block its receiver takes from its negative
+ *     direction (and back).  One round holds every direction, unless a
+ *     periodic dimension has extent 1 or 2 (the same neighbour both ways):
+ *     then the positive directions go in a first round, the negative ones
+ *     in a second.  The count depends only on the topology, so every rank
+ *     cuts alike.
+ *   - graphs: one round, taken only where no neighbour repeats in either
+ *     list (the pairing of repeated edges is by position, which one
+ *     kernel call cannot express).
+ * A call of two rounds runs only blocking; a nonblocking one stages (the
+ * rule is the topology's, the same on every rank).  Anything else this
+ * rank cannot express (derived types, negative displacements, more than
+ * GPU_MAX_PEERS ranks) makes it post "stage", and every rank stages.
+ */
+#include "ompi_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_gpu.h"
+#include "coll_gpu_route.h"
+
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/topo/base/base.h"
+
+/* One block of the neighbourhood: which peer, which index in the list */
+typedef struct {
+    int peer;
+    int index;
+} gpu_nbr_blk_t;
+
+/* The send and receive blocks of round r (0 or 1) of nrounds; counts in
+ * *ns and *nr.  0 when the topology is not one the path takes. */
+static int gpu_nbr_round(ompi_communicator_t *comm, int r, int nrounds, gpu_nbr_blk_t *snd,
+                         int *ns, gpu_nbr_blk_t *rcv, int *nr)
+{
+    *ns = *nr = 0;
+    if (OMPI_COMM_IS_CART(comm)) {
+        const mca_topo_base_comm_cart_t *cart = comm->c_topo->mtc.cart;
+        for (int d = 0; d < cart->ndims; ++d) {
+            int src, dst;
+            if (OMPI_SUCCESS != mca_topo_base_cart_shift(comm, d, 1, &src, &dst)) {
+                return 0;
+            }
+            /* positive round: out block 2d+1 to dst, in block 2d from src */
+            if ((0 == r || 1 == nrounds) && MPI_PROC_NULL != dst) {
+                snd[(*ns)++] = (gpu_nbr_blk_t) { dst, 2 * d + 1 };
+            }
+            if ((0 == r || 1 == nrounds) && MPI_PROC_NULL != src) {
+                rcv[(*nr)++] = (gpu_nbr_blk_t) { src, 2 * d };
+            }
+            /* negative round: out block 2d to src, in block 2d+1 from dst */
+            if ((1 == r || 1 == nrounds) && MPI_PROC_NULL != src) {
+                snd[(*ns)++] = (gpu_nbr_blk_t) { src, 2 * d };
+            }
+            if ((1 == r || 1 == nrounds) && MPI_PROC_NULL != dst) {
+                rcv[(*nr)++] = (gpu_nbr_blk_t) { dst, 2 * d + 1 };
+            }
+        }
+        return 1;
+    }
+    int nin = 0, nout = 0;
+    int *in, *out;
+    if (OMPI_SUCCESS != mca_topo_base_neighbor_count(comm, &nin, &nout) ||
+        nin > GPU_MAX_PEERS || nout > GPU_MAX_PEERS) {
+        return 0;
+    }
+    in = malloc(sizeof(int) * (size_t) (2 * (nin + nout) + 2));
+    if (NULL == in) {
+        return 0;
+    }
+    out = in + nin + 1;
+    int ok = OMPI_COMM_IS_GRAPH(comm)
+                 ? OMPI_SUCCESS == mca_topo_base_graph_neighbors(comm, ompi_comm_rank(comm),
+                                                                 nin, in)
+                 : OMPI_COMM_IS_DIST_GRAPH(comm) &&
+                       OMPI_SUCCESS == mca_topo_base_dist_graph_neighbors(
+                                           comm, nin, in, out + nout + 1, nout, out,
+                                           out + nout + 1);
+    if (ok && OMPI_COMM_IS_GRAPH(comm)) {
+        memcpy(out, in, sizeof(int) * (size_t) nin);   /* a graph's lists are one */
+        nout = nin;
+    }
+    for (int i = 0; ok && i < nout; ++i) {
+        snd[(*ns)++] = (gpu_nbr_blk_t) { out[i], i };
+    }
+    for (int i = 0; ok && i < nin; ++i) {
+        rcv[(*nr)++] = (gpu_nbr_blk_t) { in[i], i };
+    }
+    free(in);
+    return ok;
+}
+
+/* a periodic dimension of extent 1 or 2: its two neighbours are one */
+static int gpu_nbr_rounds(ompi_communicator_t *comm)
+{
+    if (OMPI_COMM_IS_CART(comm)) {
+        const mca_topo_base_comm_cart_t *cart = comm->c_topo->mtc.cart;
+        for (int d = 0; d < cart->ndims; ++d) {
+            if (cart->periods[d] && cart->dims[d] <= 2) {
+                return 2;
+            }
+        }
+    }
+    return 1;
+}
+
+/* byte offset and length of list block i of a v layout (or of count each) */
+static int gpu_nbr_span(const mca_coll_gpu_geom_t *g, int i, int count, const int *counts,
+                        const int *displs, int same_block, size_t *off, size_t *len)
+{
+    const int c = NULL != counts ? counts[i] : count;
+    const ptrdiff_t d = NULL != displs ? displs[i] : same_block ? 0 : (ptrdiff_t) i * count;
+    if (c < 0 || d < 0) {
+        return 0;
+    }
+    *len = (size_t) c * g->size;
+    *off = (size_t) d * g->size + (size_t) g->lb;
+    return 1;
+}
+
+/* Round r's plan in x->plan (r 0) or x->plan2 (r 1) */
+static int gpu_nbr_plan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int r,
+                        int nrounds, const mca_coll_gpu_geom_t *sg,
+                        const mca_coll_gpu_geom_t *rg, gpu_xchg_plan_t *plan)
+{
+    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    const int gather = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER == a->kind ||
+                       MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV == a->kind;
+    gpu_nbr_blk_t snd[2 * GPU_MAX_PEERS], rcv[2 * GPU_MAX_PEERS];
+    size_t sl[GPU_MAX_PEERS] = { 0 }, sd[GPU_MAX_PEERS] = { 0 };
+    size_t rl[GPU_MAX_PEERS] = { 0 }, rd[GPU_MAX_PEERS] = { 0 };
+    char sent[GPU_MAX_PEERS] = { 0 }, got[GPU_MAX_PEERS] = { 0 };
+    int ns, nr;
+
+    if (!gpu_nbr_round(m->comm, r, nrounds, snd, &ns, rcv, &nr)) {
+        return 0;
+    }
+    for (int i = 0; i < ns; ++i) {
+        const int q = snd[i].peer;
+        if (sent[q]++ ||
+            !gpu_nbr_span(sg, snd[i].index, a->scount, gather ? NULL : a->scounts,
+                          gather ? NULL : a->sdispls, gather, &sd[q], &sl[q])) {
+            return 0;   /* a neighbour twice in one round */
+        }
+    }
+    for (int i = 0; i < nr; ++i) {
+        const int q = rcv[i].peer;
+        if (got[q]++ || !gpu_nbr_span(rg, rcv[i].index, a->rcount, a->rcounts, a->rdispls, 0,
+                                      &rd[q], &rl[q])) {
+            return 0;
+        }
+    }
+    /* the plan's local copy takes its length from the receive side */
+    if (sent[me] != got[me] || sl[me] != rl[me]) {
+        return 0;
+    }
+    return GPU_OK == gpu_plan_alltoallv(plan, me, n, (const char *) a->sbuf, sl, sd,
+                                        (char *) a->rbuf, rl, rd);
+}
+
+int mca_coll_gpu_nbr_nb_pairs_wrong(ompi_communicator_t *comm)
+{
+    return 2 == gpu_nbr_rounds(comm);
+}
+
+int mca_coll_gpu_native_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                                 int blocking, mca_coll_gpu_native_t *x)
+{
+    const int rounds = gpu_nbr_rounds(m->comm);
+    mca_coll_gpu_geom_t sg, rg;
+
+    if (MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW == a->kind || ompi_comm_size(m->comm) > GPU_MAX_PEERS ||
+        (rounds > 1 && !blocking) || NULL == a->sbuf || NULL == a->rbuf ||
+        !mca_coll_gpu_buf_device(a->sbuf, 0, NULL, 0) ||
+        !mca_coll_gpu_buf_device(a->rbuf, 0, NULL, 0) || !mca_coll_gpu_geom(a->sdtype, &sg) ||
+        !mca_coll_gpu_geom(a->rdtype, &rg)) {
+        return 0;
+    }
+    x->call.what = mca_coll_gpu_coll_ops(a->kind)->name;
+    x->call.plan = &x->plan;
+    x->call.op = GPU_OP_BOR;
+    x->call.dt = GPU_DT_U8;
+    x->rounds = rounds;
+    for (int r = 0; r < rounds; ++r) {
+        if (!gpu_nbr_plan(m, a, r, rounds, &sg, &rg, 0 == r ? &x->plan : &x->plan2)) {
+            return 0;
+        }
+    }
+    return 1;
+}
