@@ -118,6 +118,28 @@ rm -rf "$tf"
 # largest piece a rank moves: 2 MiB of a 4 MiB allgather on 2 ranks, in the resident kernel; 4 MiB of an 8 MiB one, launched) and
 # its algorithm (a recorder
 # library stands in for nsys through NVTX_INJECTION64_PATH)
+# the conformance tests (test/conform): np 1-4 on the visible GPUs, and the
+# bounded-wait test; test/gpu/conform_gpu.sh runs the whole matrix
+# (2 and 4 GPUs, MPS, 8 ranks)
+if [ -z "${ONLY:-}" ]; then
+  for cfg in "test_conform 1" "test_conform 2" "test_conform 3" "test_conform 4" \
+             "test_conform_nbr 1" "test_conform_nbr 2" "test_conform_nbr 3" "test_conform_nbr 4" \
+             "test_conform_timeout 2 --mca coll_gpu_timeout 2"; do
+    set -- $cfg
+    prog=$1; np=$2; shift 2
+    echo "== $prog np $np $*"
+    q=--quick
+    [ "$prog" = test_conform_timeout ] && q=
+    out=$($MPIRUN --oversubscribe --bind-to none -np $np "$@" "$B/test/conform/$prog" $q 2>&1)
+    echo "$out" | grep -E "^(FAIL|conform: rank)|passed" | head -20
+    if echo "$out" | grep -qE '^[0-9]+ passed, 0 failed$'; then
+      pass=$((pass+1))
+    else
+      fail=$((fail+1)); echo "FAIL $prog np $np"
+    fi
+  done
+fi
+
 rec=$(mktemp -d)
 NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
   $MPIRUN -x NVTX_INJECTION64_PATH -x NVTX_RECORD_FILE -np 2 \
