@@ -17,6 +17,7 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/runtime/mpiruntime.h"
 
+#include "util/gpu_clock.h"
 #include "topo/gpu_topo.h"
 #include "util/gpu_nodes.h"
 #if GPUCOLL_HAVE_UCX
@@ -72,26 +73,85 @@ void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m)
 }
 
 #if GPUCOLL_HAVE_UCX
-/* bootstrap over a communicator's own (host-buffer) allgather */
+/* A host collective of the setup, bounded: its nonblocking form under
+ * coll_gpu_timeout.  A request cannot be cancelled, so one that times out
+ * keeps its buffers (the caller's are never handed to it). */
+static gpu_status_t mca_coll_gpu_setup_wait(ompi_request_t **req, ompi_communicator_t *comm,
+                                            const char *what)
+{
+    const double deadline = gpu_clock_now() + mca_coll_gpu_timeout_s();
+    int done = 0;
+    for (unsigned spins = 0;; ++spins) {
+        if (OMPI_SUCCESS != ompi_request_test(req, &done, MPI_STATUS_IGNORE)) {
+            return GPU_ERR_BOOTSTRAP;
+        }
+        if (done) {
+            return GPU_OK;
+        }
+        if (0 == (spins & 255) && gpu_clock_now() > deadline) {
+            GPU_ERROR("%s: the hierarchy's setup %s waited %.0f s for a rank that never came",
+                      comm->c_name, what, mca_coll_gpu_timeout_s());
+            return GPU_ERR_TIMEOUT;
+        }
+    }
+}
+
+/* bootstrap over a communicator's own (host-buffer) allgather, bounded */
 static gpu_status_t mca_coll_gpu_comm_allgather(void *ctx, const void *sbuf, void *rbuf,
                                                 size_t bytes)
 {
     ompi_communicator_t *comm = ctx;
-    return MPI_SUCCESS == comm->c_coll->coll_allgather(sbuf, (int) bytes, MPI_BYTE, rbuf,
-                                                       (int) bytes, MPI_BYTE, comm,
-                                                       comm->c_coll->coll_allgather_module)
-               ? GPU_OK : GPU_ERR_BOOTSTRAP;
+    const size_t n = (size_t) ompi_comm_size(comm);
+    char *tmp = malloc(bytes * (n + 1));
+    ompi_request_t *req = MPI_REQUEST_NULL;
+    gpu_status_t st;
+
+    if (NULL == tmp) {
+        return GPU_ERR_NO_MEMORY;
+    }
+    memcpy(tmp, sbuf, bytes);
+    if (MPI_SUCCESS != comm->c_coll->coll_iallgather(tmp, (int) bytes, MPI_BYTE, tmp + bytes,
+                                                     (int) bytes, MPI_BYTE, comm, &req,
+                                                     comm->c_coll->coll_iallgather_module)) {
+        free(tmp);
+        return GPU_ERR_BOOTSTRAP;
+    }
+    st = mca_coll_gpu_setup_wait(&req, comm, "allgather");
+    if (GPU_ERR_TIMEOUT == st) {
+        return st;   /* tmp stays with the request */
+    }
+    if (GPU_OK == st) {
+        memcpy(rbuf, tmp + bytes, bytes * n);
+    }
+    free(tmp);
+    return st;
 }
 
 static const gpu_boot_ops_t mca_coll_gpu_comm_boot = { .allgather = mca_coll_gpu_comm_allgather };
 
-/* all ranks agree that every rank succeeded */
+/* all ranks agree that every rank succeeded (bounded: a rank that never
+ * comes counts as a failure) */
 static int mca_coll_gpu_all_ok(mca_coll_gpu_module_t *m, int ok)
 {
-    if (MPI_SUCCESS != m->prev.coll_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, m->comm,
-                                              m->prev.coll_allreduce_module)) {
+    int *v = malloc(2 * sizeof(int));
+    ompi_request_t *req = MPI_REQUEST_NULL;
+    gpu_status_t st;
+
+    if (NULL == v) {
         return 0;
     }
+    v[0] = ok;
+    if (MPI_SUCCESS != m->prev.coll_iallreduce(v, v + 1, 1, MPI_INT, MPI_MIN, m->comm, &req,
+                                               m->prev.coll_iallreduce_module)) {
+        free(v);
+        return 0;
+    }
+    st = mca_coll_gpu_setup_wait(&req, m->comm, "agreement");
+    if (GPU_ERR_TIMEOUT == st) {
+        return 0;   /* v stays with the request */
+    }
+    ok = GPU_OK == st && v[1];
+    free(v);
     return ok;
 }
 

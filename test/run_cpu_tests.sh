@@ -128,6 +128,11 @@ for np in 1 2 3 4; do
   nbr "device buffers (driver stand-in)" $np ""
 done
 nbr "host buffers (driver stand-in)" 2 "--mem host"
+# across 2 virtual nodes: the hierarchy's setup (its bounded exchanges)
+# runs at the first device call, fails on the stand-in, and every call stages
+for np in 2 4; do
+  conform "device buffers across 2 virtual nodes (driver stand-in)" "$FAKE OMPI_MCA_coll_gpu_virtual_nodes=2" $np "--mem device"
+done
 # every wait bounded on the staged path: rank 1 stops calling
 for np in 2 3; do
   run "staged calls on device buffers: rank 1 stops calling, the others fail in 2 s naming it, np $np" sh -c "
