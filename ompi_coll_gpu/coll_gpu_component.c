@@ -61,7 +61,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .stream_order = 1,
     .persist = -1,
     .persist_max_bytes = 2048 * 1024,
-    .persist_reduce_max_bytes = 1024 * 1024,
+    .persist_reduce_max_bytes = 0,   /* automatic: by the communicator's size */
     .persist_blocks = 64,
     .persist_piece_bytes = 4096,
     .persist_idle_us = 200.0,
@@ -190,7 +190,8 @@ static int mca_coll_gpu_register(void)
                      "exchanges) that the resident kernel reduces (allreduce, reduce, "
                      "reduce_scatter, scan); at most coll_gpu_persist_max_bytes. Above it the "
                      "launched kernels are faster: the resident kernel's lines carry 8 data "
-                     "bytes in 16",
+                     "bytes in 16. 0: 1 MiB on communicators of up to 3 ranks, 256 KiB from 4 "
+                     "(measured on 4x H100: 1 MiB took 45 us there, 29 us through two-shot)",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5,
                      &c->persist_reduce_max_bytes);
     mca_coll_gpu_reg("persist_blocks", "Thread blocks of the resident kernel, 1-64, at most "

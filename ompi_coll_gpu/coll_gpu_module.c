@@ -325,8 +325,13 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->persist_max_bytes = (c->persist_max_bytes < GPU_LL_MAX_BYTES ? c->persist_max_bytes
                                                                       : GPU_LL_MAX_BYTES) /
                            GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
-    p->persist_reduce_max_bytes = c->persist_reduce_max_bytes < p->persist_max_bytes
-                                  ? c->persist_reduce_max_bytes : p->persist_max_bytes;
+    /* 0: where the resident kernel's half-rate lines still beat the
+     * two-shot kernel (docs/results/h100x4_2026-11-26_allreduce_thresholds) */
+    const size_t reduce_max = 0 != c->persist_reduce_max_bytes
+                                  ? c->persist_reduce_max_bytes
+                                  : ompi_comm_size(comm) >= 4 ? 256 * 1024 : 1024 * 1024;
+    p->persist_reduce_max_bytes = reduce_max < p->persist_max_bytes ? reduce_max
+                                                                    : p->persist_max_bytes;
     p->persist_blocks = c->persist_blocks;
     p->persist_piece_bytes = c->persist_piece_bytes;
     p->persist_idle_us = c->persist_idle_us > 0 ? c->persist_idle_us : 0;

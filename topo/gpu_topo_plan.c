@@ -229,8 +229,12 @@ static int gpu_resident(const gpu_topo_model_t *m, gpu_coll_t coll, int nnodes, 
     const double wire = coll == GPU_COLL_ALLREDUCE ? (l - 1) * bytes
                         : coll == GPU_COLL_BCAST   ? bytes
                                                    : (l - 1) / l * bytes;
-    if (1 != nnodes || l < 2 ||
-        per_peer > (0 == k || 3 == k ? m->persist_reduce_max : m->persist_max)) {
+    /* the component's automatic reduce limit: from 4 ranks the two-shot
+     * kernel beats the resident kernel's half-rate lines above 256 KiB
+     * (docs/results/h100x4_2026-11-26_allreduce_thresholds) */
+    const double reduce_max = l >= 4 && m->persist_reduce_max > 262144.0 ? 262144.0
+                                                                         : m->persist_reduce_max;
+    if (1 != nnodes || l < 2 || per_peer > (0 == k || 3 == k ? reduce_max : m->persist_max)) {
         return 0;
     }
     *t = gpu_curve(m->res_lat_us[k], m->res_eff[k], m->res_fill_us[k], m->res_fill_bytes[k], wire,
