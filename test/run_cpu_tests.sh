@@ -211,6 +211,13 @@ run "configure refuses an Open MPI series it has no interface for (6.0), naming 
 run "spack recipe compiles and matches configure's options" python3 "$(dirname "$0")/spack/check_recipe.py"
 run "modulefile under Lmod: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" lmod
 run "modulefile under Environment Modules: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" tcl
+run "man pages render without a warning (man -l --warnings, or groff -man -ww)" sh -c "
+  cd '$T/man' || exit 1
+  for f in man1/*.1 man3/*.3; do
+    if command -v man > /dev/null; then w=\$(MANWIDTH=80 man -l --warnings -E UTF-8 \$f 2>&1 > /dev/null)
+    else w=\$(groff -man -ww -z \$f 2>&1); fi
+    [ -z \"\$w\" ] || { echo \"\$f: \$w\"; exit 1; }
+  done"
 run "docs/mca.md's MCA table is what ompi_info prints (docs/gen_mca_table.sh)" sh "$(dirname "$0")/../docs/gen_mca_table.sh" --check "$(dirname "$0")/../docs/mca.md"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
