@@ -454,9 +454,11 @@ static int gpu_hier_ok(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
     gpu_op_t op;
     switch (a->kind) {
     case MCA_COLL_GPU_ARGS_ALLREDUCE:
-        return (gpu_mem_allreduce(m, a) & GPU_MEM_ALL) && mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
+        return (gpu_mem_allreduce(m, a) & GPU_MEM_ALL) &&
+               mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
     case MCA_COLL_GPU_ARGS_REDUCE:
-        return (gpu_mem_reduce(m, a) & GPU_MEM_ALL) && mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
+        return (gpu_mem_reduce(m, a) & GPU_MEM_ALL) &&
+               mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
     case MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK:
         return (gpu_mem_reduce_scatter(m, a) & GPU_MEM_ALL) &&
                mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
@@ -473,49 +475,76 @@ static int gpu_hier_ok(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
 /* ---- the table ------------------------------------------------------------ */
 
 static const mca_coll_gpu_coll_ops_t gpu_colls[] = {
-    [MCA_COLL_GPU_ARGS_ALLGATHER] = { .name = "allgather", .mem = gpu_mem_allgather, .native = gpu_native_allgather, .hier = MCA_COLL_GPU_HIER_ALLGATHER,
+    [MCA_COLL_GPU_ARGS_ALLGATHER] = { .name = "allgather", .mem = gpu_mem_allgather,
+        .native = gpu_native_allgather, .hier = MCA_COLL_GPU_HIER_ALLGATHER,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_ALLGATHERV] = { .name = "allgatherv", .mem = gpu_mem_allgather, .native = gpu_native_allgather, .hier = -1,
+    [MCA_COLL_GPU_ARGS_ALLGATHERV] = { .name = "allgatherv", .mem = gpu_mem_allgather,
+        .native = gpu_native_allgather, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_ALLREDUCE] = { .name = "allreduce", .mem = gpu_mem_allreduce, .native = gpu_native_allreduce, .hier = MCA_COLL_GPU_HIER_ALLREDUCE,
+    [MCA_COLL_GPU_ARGS_ALLREDUCE] = { .name = "allreduce", .mem = gpu_mem_allreduce,
+        .native = gpu_native_allreduce, .hier = MCA_COLL_GPU_HIER_ALLREDUCE,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_ALLTOALL] = { .name = "alltoall", .mem = gpu_mem_alltoall, .native = gpu_native_alltoall, .hier = -1,
+    [MCA_COLL_GPU_ARGS_ALLTOALL] = { .name = "alltoall", .mem = gpu_mem_alltoall,
+        .native = gpu_native_alltoall, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_ALLTOALLV] = { .name = "alltoallv", .mem = gpu_mem_alltoall, .native = gpu_native_alltoall, .hier = -1,
+    [MCA_COLL_GPU_ARGS_ALLTOALLV] = { .name = "alltoallv", .mem = gpu_mem_alltoall,
+        .native = gpu_native_alltoall, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_BCAST] = { .name = "bcast", .mem = gpu_mem_bcast, .native = gpu_native_bcast, .hier = MCA_COLL_GPU_HIER_BCAST,
+    [MCA_COLL_GPU_ARGS_BCAST] = { .name = "bcast", .mem = gpu_mem_bcast,
+        .native = gpu_native_bcast, .hier = MCA_COLL_GPU_HIER_BCAST,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_EXSCAN] = { .name = "exscan", .mem = gpu_mem_allreduce, .native = gpu_native_scan, .hier = -1,
+    [MCA_COLL_GPU_ARGS_EXSCAN] = { .name = "exscan", .mem = gpu_mem_allreduce,
+        .native = gpu_native_scan, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_GATHER] = { .name = "gather", .mem = gpu_mem_gather, .native = gpu_native_gather, .hier = -1,
+    [MCA_COLL_GPU_ARGS_GATHER] = { .name = "gather", .mem = gpu_mem_gather,
+        .native = gpu_native_gather, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_GATHERV] = { .name = "gatherv", .mem = gpu_mem_gather, .native = gpu_native_gather, .hier = -1,
+    [MCA_COLL_GPU_ARGS_GATHERV] = { .name = "gatherv", .mem = gpu_mem_gather,
+        .native = gpu_native_gather, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_REDUCE] = { .name = "reduce", .mem = gpu_mem_reduce, .native = gpu_native_reduce, .hier = MCA_COLL_GPU_HIER_REDUCE,
+    [MCA_COLL_GPU_ARGS_REDUCE] = { .name = "reduce", .mem = gpu_mem_reduce,
+        .native = gpu_native_reduce, .hier = MCA_COLL_GPU_HIER_REDUCE,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_REDUCE_SCATTER] = { .name = "reduce_scatter", .mem = gpu_mem_reduce_scatter, .native = gpu_native_reduce_scatter, .hier = -1,
+    [MCA_COLL_GPU_ARGS_REDUCE_SCATTER] = { .name = "reduce_scatter", .mem = gpu_mem_reduce_scatter,
+        .native = gpu_native_reduce_scatter, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK] = { .name = "reduce_scatter_block", .mem = gpu_mem_reduce_scatter, .native = gpu_native_reduce_scatter, .hier = MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK,
+    [MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK] = {
+        .name = "reduce_scatter_block", .mem = gpu_mem_reduce_scatter,
+        .native = gpu_native_reduce_scatter, .hier = MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_SCAN] = { .name = "scan", .mem = gpu_mem_allreduce, .native = gpu_native_scan, .hier = -1,
+    [MCA_COLL_GPU_ARGS_SCAN] = { .name = "scan", .mem = gpu_mem_allreduce,
+        .native = gpu_native_scan, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_SCATTER] = { .name = "scatter", .mem = gpu_mem_scatter, .native = gpu_native_scatter, .hier = -1,
+    [MCA_COLL_GPU_ARGS_SCATTER] = { .name = "scatter", .mem = gpu_mem_scatter,
+        .native = gpu_native_scatter, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_SCATTERV] = { .name = "scatterv", .mem = gpu_mem_scatter, .native = gpu_native_scatter, .hier = -1,
+    [MCA_COLL_GPU_ARGS_SCATTERV] = { .name = "scatterv", .mem = gpu_mem_scatter,
+        .native = gpu_native_scatter, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_ALLTOALLW] = { .name = "alltoallw", .mem = gpu_mem_alltoallw, .native = NULL, .hier = -1,
+    [MCA_COLL_GPU_ARGS_ALLTOALLW] = { .name = "alltoallw", .mem = gpu_mem_alltoallw,
+        .native = NULL, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_BARRIER] = { .name = "barrier", .mem = gpu_mem_nothing, .native = NULL, .hier = -1,
+    [MCA_COLL_GPU_ARGS_BARRIER] = { .name = "barrier", .mem = gpu_mem_nothing,
+        .native = NULL, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER] = { .name = "neighbor_allgather", .mem = gpu_mem_neighbor, .native = mca_coll_gpu_native_neighbor, .hier = -1,
+    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER] = {
+        .name = "neighbor_allgather", .mem = gpu_mem_neighbor,
+        .native = mca_coll_gpu_native_neighbor, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV] = { .name = "neighbor_allgatherv", .mem = gpu_mem_neighbor, .native = mca_coll_gpu_native_neighbor, .hier = -1,
+    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV] = {
+        .name = "neighbor_allgatherv", .mem = gpu_mem_neighbor,
+        .native = mca_coll_gpu_native_neighbor, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL] = { .name = "neighbor_alltoall", .mem = gpu_mem_neighbor, .native = mca_coll_gpu_native_neighbor, .hier = -1,
+    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL] = { .name = "neighbor_alltoall", .mem = gpu_mem_neighbor,
+        .native = mca_coll_gpu_native_neighbor, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV] = { .name = "neighbor_alltoallv", .mem = gpu_mem_neighbor, .native = mca_coll_gpu_native_neighbor, .hier = -1,
+    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV] = {
+        .name = "neighbor_alltoallv", .mem = gpu_mem_neighbor,
+        .native = mca_coll_gpu_native_neighbor, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
-    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW] = { .name = "neighbor_alltoallw", .mem = gpu_mem_alltoallw, .native = NULL, .hier = -1,
+    [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW] = {
+        .name = "neighbor_alltoallw", .mem = gpu_mem_alltoallw,
+        .native = NULL, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
 };
 

@@ -14,330 +14,486 @@
 
 #include "ompi/constants.h"
 
-static int gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (mca_coll_gpu_host_again(m, sbuf, rbuf)) {
-        return m->prev.coll_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.coll_allreduce_module);
+        return m->prev.coll_allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                      m->prev.coll_allreduce_module);
     }
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
+                                    .rcount = count, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                          ompi_request_t **req, mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLREDUCE, .sbuf = sbuf, .rbuf = rbuf,
+                                    .rcount = count, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
 static int gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+                     struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (mca_coll_gpu_host_again(m, buf, buf)) {
         return m->prev.coll_bcast(buf, count, dtype, root, comm, m->prev.coll_bcast_module);
     }
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count, .rdtype = dtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
+                                    .rdtype = dtype, .root = root };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
 static int gpu_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+                      struct ompi_communicator_t *comm, ompi_request_t **req,
+                      mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count, .rdtype = dtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_BCAST, .rbuf = buf, .rcount = count,
+                                    .rdtype = dtype, .root = root };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                      struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                      mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
+                                    .rcount = count, .rdtype = dtype, .op = op, .root = root };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                       ompi_request_t **req, mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE, .sbuf = sbuf, .rbuf = rbuf,
+                                    .rcount = count, .rdtype = dtype, .op = op, .root = root };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                    struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                    mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCAN, .sbuf = sbuf, .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCAN, .sbuf = sbuf, .rbuf = rbuf,
+                                    .rcount = count, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                     struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **req,
+                     mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCAN, .sbuf = sbuf, .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCAN, .sbuf = sbuf, .rbuf = rbuf,
+                                    .rcount = count, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                      mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_EXSCAN, .sbuf = sbuf, .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_EXSCAN, .sbuf = sbuf, .rbuf = rbuf,
+                                    .rcount = count, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, struct ompi_communicator_t *comm, ompi_request_t **req,
+                       mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_EXSCAN, .sbuf = sbuf, .rbuf = rbuf, .rcount = count, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_EXSCAN, .sbuf = sbuf, .rbuf = rbuf,
+                                    .rcount = count, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                    struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK, .sbuf = sbuf,
+                                    .rbuf = rbuf, .rcount = rcount, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                     struct ompi_communicator_t *comm, ompi_request_t **req,
+                                     mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK, .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK, .sbuf = sbuf,
+                                    .rbuf = rbuf, .rcount = rcount, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf, .rcounts = rcounts, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER, .sbuf = sbuf,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, ompi_request_t **req,
+                               mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf, .rcounts = rcounts, .rdtype = dtype, .op = op };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_REDUCE_SCATTER, .sbuf = sbuf,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdtype = dtype, .op = op };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    if (mca_coll_gpu_host_again(m, sbuf, rbuf)) {
-        return m->prev.coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev.coll_allgather_module);
-    }
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype };
-    return mca_coll_gpu_route(m, &a, NULL, NULL);
-}
-
-static int gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
-{
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype };
-    return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
-}
-
-static int gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
-    return mca_coll_gpu_route(m, &a, NULL, NULL);
-}
-
-static int gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
-{
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
-    return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
-}
-
-static int gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         int rcount, struct ompi_datatype_t *rdtype,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
     if (mca_coll_gpu_host_again(m, sbuf, rbuf)) {
-        return m->prev.coll_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev.coll_alltoall_module);
+        return m->prev.coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                      m->prev.coll_allgather_module);
     }
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHER, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          int rcount, struct ompi_datatype_t *rdtype,
+                          struct ompi_communicator_t *comm, ompi_request_t **req,
+                          mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHER, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                           const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, ompi_request_t **req,
+                           mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLGATHERV, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *const *rdtypes,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                        int rcount, struct ompi_datatype_t *rdtype,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLW, .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rdtypes = rdtypes };
+    if (mca_coll_gpu_host_again(m, sbuf, rbuf)) {
+        return m->prev.coll_alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                     m->prev.coll_alltoall_module);
+    }
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALL, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *const *rdtypes,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         int rcount, struct ompi_datatype_t *rdtype,
+                         struct ompi_communicator_t *comm, ompi_request_t **req,
+                         mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLW, .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rdtypes = rdtypes };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALL, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                         struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                         const int *rdispls, struct ompi_datatype_t *rdtype,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                                    .rdtype = rdtype };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                          struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                          const int *rdispls, struct ompi_datatype_t *rdtype,
+                          struct ompi_communicator_t *comm, ompi_request_t **req,
+                          mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLV, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                                    .rdtype = rdtype };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype, int root,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                         struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
+                         const int *rdispls, struct ompi_datatype_t *const *rdtypes,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLW, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                                    .rdtypes = rdtypes };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype, int root,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_ialltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                          struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts,
+                          const int *rdispls, struct ompi_datatype_t *const *rdtypes,
+                          struct ompi_communicator_t *comm, ompi_request_t **req,
+                          mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_ALLTOALLW, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = sdispls, .sdtypes = sdtypes,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                                    .rdtypes = rdtypes };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                      int rcount, struct ompi_datatype_t *rdtype, int root,
+                      struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHER, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype, .root = root };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                       int rcount, struct ompi_datatype_t *rdtype, int root,
+                       struct ompi_communicator_t *comm, ompi_request_t **req,
+                       mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHER, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype, .root = root };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_scatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                       const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                       int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf, .scounts = scounts, .sdispls = displs, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype,
+                                    .root = root };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                        const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                        int root, struct ompi_communicator_t *comm, ompi_request_t **req,
+                        mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf, .scounts = scounts, .sdispls = displs, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype, .root = root };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_GATHERV, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype,
+                                    .root = root };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_neighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                       int rcount, struct ompi_datatype_t *rdtype, int root,
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTER, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype, .root = root };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ineighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                        int rcount, struct ompi_datatype_t *rdtype, int root,
+                        struct ompi_communicator_t *comm, ompi_request_t **req,
+                        mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTER, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype, .root = root };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_neighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                        struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                        struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = displs, .sdtype = sdtype,
+                                    .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype,
+                                    .root = root };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ineighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs,
+                         struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                         struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
+                         ompi_request_t **req, mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_SCATTERV, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = displs, .sdtype = sdtype,
+                                    .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype,
+                                    .root = root };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_neighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_neighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ineighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_ineighbor_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                   void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                   struct ompi_communicator_t *comm, ompi_request_t **req,
+                                   mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL, .sbuf = sbuf, .scount = scount, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_neighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_neighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                   void *rbuf, const int *rcounts, const int *displs,
+                                   struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                                   mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV, .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ineighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_ineighbor_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                    void *rbuf, const int *rcounts, const int *displs,
+                                    struct ompi_datatype_t *rdtype,
+                                    struct ompi_communicator_t *comm, ompi_request_t **req,
+                                    mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV, .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rdtype = rdtype };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcounts = rcounts, .rdispls = displs, .rdtype = rdtype };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
-static int gpu_neighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls, struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts, const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdtypes,
-        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+static int gpu_neighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                 void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW, .sbuf = sbuf, .scounts = scounts, .sdispls_w = sdispls, .sdtypes = sdtypes, .rbuf = rbuf, .rcounts = rcounts, .rdispls_w = rdispls, .rdtypes = rdtypes };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
     return mca_coll_gpu_route(m, &a, NULL, NULL);
 }
 
-static int gpu_ineighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls, struct ompi_datatype_t *const *sdtypes, void *rbuf, const int *rcounts, const MPI_Aint *rdispls, struct ompi_datatype_t *const *rdtypes,
-        struct ompi_communicator_t *comm, ompi_request_t **req, mca_coll_base_module_t *module)
+static int gpu_ineighbor_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                  void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                  struct ompi_communicator_t *comm, ompi_request_t **req,
+                                  mca_coll_base_module_t *module)
 {
-    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW, .sbuf = sbuf, .scounts = scounts, .sdispls_w = sdispls, .sdtypes = sdtypes, .rbuf = rbuf, .rcounts = rcounts, .rdispls_w = rdispls, .rdtypes = rdtypes };
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL, .sbuf = sbuf,
+                                    .scount = scount, .sdtype = sdtype, .rbuf = rbuf,
+                                    .rcount = rcount, .rdtype = rdtype };
+    return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
+}
+
+static int gpu_neighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                                  struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                                  const int *rdispls, struct ompi_datatype_t *rdtype,
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                                    .rdtype = rdtype };
+    return mca_coll_gpu_route(m, &a, NULL, NULL);
+}
+
+static int gpu_ineighbor_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                                   struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                                   const int *rdispls, struct ompi_datatype_t *rdtype,
+                                   struct ompi_communicator_t *comm, ompi_request_t **req,
+                                   mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls = sdispls, .sdtype = sdtype,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                                    .rdtype = rdtype };
+    return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
+}
+
+static int gpu_neighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                                  struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                  const int *rcounts, const MPI_Aint *rdispls,
+                                  struct ompi_datatype_t *const *rdtypes,
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls_w = sdispls, .sdtypes = sdtypes,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls_w = rdispls,
+                                    .rdtypes = rdtypes };
+    return mca_coll_gpu_route(m, &a, NULL, NULL);
+}
+
+static int gpu_ineighbor_alltoallw(const void *sbuf, const int *scounts, const MPI_Aint *sdispls,
+                                   struct ompi_datatype_t *const *sdtypes, void *rbuf,
+                                   const int *rcounts, const MPI_Aint *rdispls,
+                                   struct ompi_datatype_t *const *rdtypes,
+                                   struct ompi_communicator_t *comm, ompi_request_t **req,
+                                   mca_coll_base_module_t *module)
+{
+    const mca_coll_gpu_args_t a = { .kind = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW, .sbuf = sbuf,
+                                    .scounts = scounts, .sdispls_w = sdispls, .sdtypes = sdtypes,
+                                    .rbuf = rbuf, .rcounts = rcounts, .rdispls_w = rdispls,
+                                    .rdtypes = rdtypes };
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 

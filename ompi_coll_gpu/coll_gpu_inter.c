@@ -75,27 +75,32 @@ static int gpu_inter_blocks(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t 
         if (is_root) {
             return mca_coll_gpu_stage_block(r, (size_t) a->rcount * rsize, a->rdtype, 0, 0);
         }
-        return idle ? MPI_SUCCESS : mca_coll_gpu_stage_block(s, (size_t) a->scount, a->sdtype, 0, 1);
+        return idle ? MPI_SUCCESS
+                    : mca_coll_gpu_stage_block(s, (size_t) a->scount, a->sdtype, 0, 1);
     case MCA_COLL_GPU_ARGS_GATHERV:
         if (is_root) {
             return gpu_inter_v(r, rsize, a->rcounts, a->rdispls, a->rdtype, 0);
         }
-        return idle ? MPI_SUCCESS : mca_coll_gpu_stage_block(s, (size_t) a->scount, a->sdtype, 0, 1);
+        return idle ? MPI_SUCCESS
+                    : mca_coll_gpu_stage_block(s, (size_t) a->scount, a->sdtype, 0, 1);
     case MCA_COLL_GPU_ARGS_SCATTER:
         if (is_root) {
             return mca_coll_gpu_stage_block(s, (size_t) a->scount * rsize, a->sdtype, 0, 1);
         }
-        return idle ? MPI_SUCCESS : mca_coll_gpu_stage_block(r, (size_t) a->rcount, a->rdtype, 0, 0);
+        return idle ? MPI_SUCCESS
+                    : mca_coll_gpu_stage_block(r, (size_t) a->rcount, a->rdtype, 0, 0);
     case MCA_COLL_GPU_ARGS_SCATTERV:
         if (is_root) {
             return gpu_inter_v(s, rsize, a->scounts, a->sdispls, a->sdtype, 1);
         }
-        return idle ? MPI_SUCCESS : mca_coll_gpu_stage_block(r, (size_t) a->rcount, a->rdtype, 0, 0);
+        return idle ? MPI_SUCCESS
+                    : mca_coll_gpu_stage_block(r, (size_t) a->rcount, a->rdtype, 0, 0);
     case MCA_COLL_GPU_ARGS_REDUCE:
         if (is_root) {
             return mca_coll_gpu_stage_block(r, (size_t) a->rcount, a->rdtype, 0, 0);
         }
-        return idle ? MPI_SUCCESS : mca_coll_gpu_stage_block(s, (size_t) a->rcount, a->rdtype, 0, 1);
+        return idle ? MPI_SUCCESS
+                    : mca_coll_gpu_stage_block(s, (size_t) a->rcount, a->rdtype, 0, 1);
     case MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK:
         ret = mca_coll_gpu_stage_block(s, (size_t) a->rcount * lsize, a->rdtype, 0, 1);
         return MPI_SUCCESS != ret ? ret

@@ -178,7 +178,8 @@ int mca_coll_gpu_native_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_ar
     const int rounds = gpu_nbr_rounds(m->comm);
     mca_coll_gpu_geom_t sg, rg;
 
-    if (MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW == a->kind || ompi_comm_size(m->comm) > GPU_MAX_PEERS ||
+    if (MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW == a->kind ||
+        ompi_comm_size(m->comm) > GPU_MAX_PEERS ||
         (rounds > 1 && !blocking) || NULL == a->sbuf || NULL == a->rbuf ||
         !mca_coll_gpu_buf_device(a->sbuf, 0, NULL, 0) ||
         !mca_coll_gpu_buf_device(a->rbuf, 0, NULL, 0) || !mca_coll_gpu_geom(a->sdtype, &sg) ||

@@ -73,7 +73,8 @@ static int gpu_shared_allreduce(gpu_route_t *r, int *ran)
         return MPI_SUCCESS != ret ? ret : r->ops->staged(m, a, NULL);
     }
     ret = r->ops->staged(m, a, &inner);
-    return MPI_SUCCESS != ret ? ret : mca_coll_gpu_staged_wait(&inner, m->comm->c_name, "allreduce");
+    return MPI_SUCCESS != ret ? ret
+                              : mca_coll_gpu_staged_wait(&inner, m->comm->c_name, "allreduce");
 }
 
 static int gpu_native_path(gpu_route_t *r, int *ran)
