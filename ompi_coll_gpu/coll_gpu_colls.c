@@ -55,11 +55,6 @@ static int gpu_buf_v(const void *buf, int n, const int *counts, const int *displ
     return gpu_buf(buf, 0, NULL, 0);
 }
 
-/* Bit 0: some block is device memory (the call is ours); bit 1: every
- * buffer MPI says this rank uses is device memory holding its blocks (the
- * GPU path may take it). */
-#define GPU_MEM_ANY 1
-#define GPU_MEM_ALL 2
 static int gpu_mem_of(int s, int r)
 {
     return (GPU_BUF_DEV == s || GPU_BUF_DEV == r ? GPU_MEM_ANY : 0) |
@@ -201,7 +196,7 @@ static int gpu_mem_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t 
                       : gpu_buf(a->sbuf, (size_t) a->scount * (gather ? 1 : nout), a->sdtype, 0);
     const int r = NULL != a->rcounts ? gpu_buf_v(a->rbuf, nin, a->rcounts, a->rdispls, a->rdtype)
                                      : gpu_buf(a->rbuf, (size_t) a->rcount * nin, a->rdtype, 0);
-    return gpu_mem_of(s, r) & GPU_MEM_ANY;
+    return gpu_mem_of(s, r);
 }
 
 static int gpu_mem_nothing(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
@@ -231,9 +226,6 @@ static int gpu_bytes(const mca_coll_gpu_geom_t *g, int n, const int *counts, int
 static int gpu_native_allreduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                                 int blocking, mca_coll_gpu_native_t *x)
 {
-    if (!(gpu_mem_allreduce(m, a) & GPU_MEM_ALL)) {
-        return 0;
-    }
     if (MCA_COLL_GPU_ALGO_STAGED == mca_coll_gpu_component.allreduce_algorithm ||
         !mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
         return 0;
@@ -250,6 +242,9 @@ static int gpu_native_plan(mca_coll_gpu_native_t *x, const char *what, gpu_statu
 {
     x->call.what = what;
     x->call.plan = &x->plan;
+    x->call.in = NULL;   /* the plan holds the buffers */
+    x->call.out = NULL;
+    x->call.count = 0;
     if (GPU_XCHG_REDUCE != x->plan.mode) {
         x->call.op = GPU_OP_BOR;
         x->call.dt = GPU_DT_U8;
@@ -261,9 +256,6 @@ static int gpu_native_bcast(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t 
                             mca_coll_gpu_native_t *x)
 {
     mca_coll_gpu_geom_t g;
-    if (!(gpu_mem_bcast(m, a) & GPU_MEM_ALL)) {
-        return 0;
-    }
     if (!mca_coll_gpu_geom(a->rdtype, &g)) {
         return 0;
     }
@@ -285,9 +277,6 @@ static int gpu_native_allgather(mca_coll_gpu_module_t *m, const mca_coll_gpu_arg
     const int n = ompi_comm_size(m->comm);
     mca_coll_gpu_geom_t sg = { 0 }, rg;
     size_t len[GPU_MAX_PEERS], displ[GPU_MAX_PEERS];
-    if (!(gpu_mem_allgather(m, a) & GPU_MEM_ALL)) {
-        return 0;
-    }
     if (n > GPU_MAX_PEERS || !mca_coll_gpu_geom(a->rdtype, &rg) ||
         (!in_place && !mca_coll_gpu_geom(a->sdtype, &sg)) ||
         !gpu_bytes(&rg, n, a->rcounts, a->rcount, a->rdispls, len, displ) ||
@@ -306,9 +295,6 @@ static int gpu_native_alltoall(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
     const int in_place = MPI_IN_PLACE == a->sbuf, n = ompi_comm_size(m->comm);
     mca_coll_gpu_geom_t sg = { 0 }, rg;
     size_t sl[GPU_MAX_PEERS], sd[GPU_MAX_PEERS], rl[GPU_MAX_PEERS], rd[GPU_MAX_PEERS];
-    if (!(gpu_mem_alltoall(m, a) & GPU_MEM_ALL)) {
-        return 0;
-    }
     if (n > GPU_MAX_PEERS || !mca_coll_gpu_geom(a->rdtype, &rg) ||
         (!in_place && !mca_coll_gpu_geom(a->sdtype, &sg)) ||
         !gpu_bytes(&rg, n, a->rcounts, a->rcount, a->rdispls, rl, rd) ||
@@ -333,9 +319,6 @@ static int gpu_native_gather(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
     const int is_root = rank == a->root, in_place = is_root && MPI_IN_PLACE == a->sbuf;
     mca_coll_gpu_geom_t sg = { 0 }, rg = { 0 };
     size_t len[GPU_MAX_PEERS] = { 0 }, displ[GPU_MAX_PEERS] = { 0 };
-    if (!(gpu_mem_gather(m, a) & GPU_MEM_ALL)) {
-        return 0;
-    }
     if (n > GPU_MAX_PEERS || (is_root && !mca_coll_gpu_geom(a->rdtype, &rg)) ||
         (!in_place && !mca_coll_gpu_geom(a->sdtype, &sg)) ||
         (is_root && !gpu_bytes(&rg, n, a->rcounts, a->rcount, a->rdispls, len, displ))) {
@@ -361,9 +344,6 @@ static int gpu_native_scatter(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_
     const int is_root = rank == a->root, in_place = is_root && MPI_IN_PLACE == a->rbuf;
     mca_coll_gpu_geom_t sg = { 0 }, rg = { 0 };
     size_t len[GPU_MAX_PEERS] = { 0 }, displ[GPU_MAX_PEERS] = { 0 };
-    if (!(gpu_mem_scatter(m, a) & GPU_MEM_ALL)) {
-        return 0;
-    }
     if (n > GPU_MAX_PEERS || (is_root && !mca_coll_gpu_geom(a->sdtype, &sg)) ||
         (!in_place && !mca_coll_gpu_geom(a->rdtype, &rg)) ||
         (is_root && !gpu_bytes(&sg, n, a->scounts, a->scount, a->sdispls, len, displ))) {
@@ -385,9 +365,6 @@ static int gpu_native_reduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
 {
     const int rank = ompi_comm_rank(m->comm);
     const int in_place = rank == a->root && MPI_IN_PLACE == a->sbuf;
-    if (!(gpu_mem_reduce(m, a) & GPU_MEM_ALL)) {
-        return 0;
-    }
     if (!mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
         return 0;
     }
@@ -402,9 +379,6 @@ static int gpu_native_scan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *
                            mca_coll_gpu_native_t *x)
 {
     const int exclusive = MCA_COLL_GPU_ARGS_EXSCAN == a->kind;
-    if (!(gpu_mem_allreduce(m, a) & GPU_MEM_ALL)) {
-        return 0;
-    }
     if (!mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
         return 0;
     }
@@ -423,9 +397,6 @@ static int gpu_native_reduce_scatter(mca_coll_gpu_module_t *m, const mca_coll_gp
 {
     const int n = ompi_comm_size(m->comm);
     size_t len[GPU_MAX_PEERS], displ[GPU_MAX_PEERS], off = 0;
-    if (!(gpu_mem_reduce_scatter(m, a) & GPU_MEM_ALL)) {
-        return 0;
-    }
     if (MPI_IN_PLACE == a->sbuf || n > GPU_MAX_PEERS ||
         !mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
         return 0;
@@ -454,18 +425,15 @@ static int gpu_hier_ok(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
     gpu_op_t op;
     switch (a->kind) {
     case MCA_COLL_GPU_ARGS_ALLREDUCE:
-        return (gpu_mem_allreduce(m, a) & GPU_MEM_ALL) &&
-               mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
+        return mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
     case MCA_COLL_GPU_ARGS_REDUCE:
-        return (gpu_mem_reduce(m, a) & GPU_MEM_ALL) &&
-               mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
+        return mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
     case MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK:
-        return (gpu_mem_reduce_scatter(m, a) & GPU_MEM_ALL) &&
-               mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
+        return mca_coll_gpu_map(a->rdtype, a->op, &dt, &op);
     case MCA_COLL_GPU_ARGS_BCAST:
-        return (gpu_mem_bcast(m, a) & GPU_MEM_ALL) && mca_coll_gpu_geom(a->rdtype, &g);
+        return mca_coll_gpu_geom(a->rdtype, &g);
     case MCA_COLL_GPU_ARGS_ALLGATHER:
-        return (gpu_mem_allgather(m, a) & GPU_MEM_ALL) && mca_coll_gpu_geom(a->rdtype, &g) &&
+        return mca_coll_gpu_geom(a->rdtype, &g) &&
                (MPI_IN_PLACE == a->sbuf || (a->sdtype == a->rdtype && a->scount == a->rcount));
     default:
         return 0;
@@ -549,9 +517,12 @@ static const mca_coll_gpu_coll_ops_t gpu_colls[] = {
 };
 
 int mca_coll_gpu_coll_eligible(mca_coll_gpu_module_t *m, const mca_coll_gpu_coll_ops_t *ops,
-                                const mca_coll_gpu_args_t *a, int blocking,
+                                const mca_coll_gpu_args_t *a, int mem, int blocking,
                                 mca_coll_gpu_native_t *x)
 {
+    if (!(mem & GPU_MEM_ALL)) {
+        return 0;   /* a buffer of this rank's part is not device memory */
+    }
     if (!m->one_node) {
         /* across nodes only a blocking call takes the hierarchy */
         return blocking && ops->hier >= 0 && gpu_hier_ok(m, a);

@@ -21,7 +21,6 @@
  */
 #include "ompi_config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "coll_gpu.h"
@@ -67,24 +66,20 @@ static int gpu_nbr_round(ompi_communicator_t *comm, int r, int nrounds, gpu_nbr_
         }
         return 1;
     }
+    /* a neighbourhood the path takes has at most GPU_MAX_PEERS each way:
+     * the lists fit on the stack */
     int nin = 0, nout = 0;
-    int *in, *out;
+    int in[GPU_MAX_PEERS], out[GPU_MAX_PEERS], win[GPU_MAX_PEERS], wout[GPU_MAX_PEERS];
     if (OMPI_SUCCESS != mca_topo_base_neighbor_count(comm, &nin, &nout) ||
         nin > GPU_MAX_PEERS || nout > GPU_MAX_PEERS) {
         return 0;
     }
-    in = malloc(sizeof(int) * (size_t) (2 * (nin + nout) + 2));
-    if (NULL == in) {
-        return 0;
-    }
-    out = in + nin + 1;
     int ok = OMPI_COMM_IS_GRAPH(comm)
                  ? OMPI_SUCCESS == mca_topo_base_graph_neighbors(comm, ompi_comm_rank(comm),
                                                                  nin, in)
                  : OMPI_COMM_IS_DIST_GRAPH(comm) &&
-                       OMPI_SUCCESS == mca_topo_base_dist_graph_neighbors(
-                                           comm, nin, in, out + nout + 1, nout, out,
-                                           out + nout + 1);
+                       OMPI_SUCCESS == mca_topo_base_dist_graph_neighbors(comm, nin, in, win,
+                                                                          nout, out, wout);
     if (ok && OMPI_COMM_IS_GRAPH(comm)) {
         memcpy(out, in, sizeof(int) * (size_t) nin);   /* a graph's lists are one */
         nout = nin;
@@ -95,7 +90,6 @@ static int gpu_nbr_round(ompi_communicator_t *comm, int r, int nrounds, gpu_nbr_
     for (int i = 0; ok && i < nin; ++i) {
         rcv[(*nr)++] = (gpu_nbr_blk_t) { in[i], i };
     }
-    free(in);
     return ok;
 }
 
@@ -180,14 +174,15 @@ int mca_coll_gpu_native_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_ar
 
     if (MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW == a->kind ||
         ompi_comm_size(m->comm) > GPU_MAX_PEERS ||
-        (rounds > 1 && !blocking) || NULL == a->sbuf || NULL == a->rbuf ||
-        !mca_coll_gpu_buf_device(a->sbuf, 0, NULL, 0) ||
-        !mca_coll_gpu_buf_device(a->rbuf, 0, NULL, 0) || !mca_coll_gpu_geom(a->sdtype, &sg) ||
+        (rounds > 1 && !blocking) || !mca_coll_gpu_geom(a->sdtype, &sg) ||
         !mca_coll_gpu_geom(a->rdtype, &rg)) {
         return 0;
     }
     x->call.what = mca_coll_gpu_coll_ops(a->kind)->name;
     x->call.plan = &x->plan;
+    x->call.in = NULL;   /* the plans hold the buffers */
+    x->call.out = NULL;
+    x->call.count = 0;
     x->call.op = GPU_OP_BOR;
     x->call.dt = GPU_DT_U8;
     x->rounds = rounds;

@@ -17,7 +17,8 @@ typedef struct {
     const mca_coll_gpu_args_t *a;
     ompi_request_t **req;
     const mca_coll_gpu_issue_t *issue;
-    mca_coll_gpu_native_t x;
+    int x_final;                /* x was built on a ready engine: no second build */
+    mca_coll_gpu_native_t x;    /* not zeroed: two exchange plans, written by the builder */
 } gpu_route_t;
 
 /* A GPU path: whether it serves this communicator, and its run (*ran 0:
@@ -87,11 +88,13 @@ static int gpu_native_path(gpu_route_t *r, int *ran)
         *ran = MPI_SUCCESS != ret;
         return ret;
     }
-    /* the plan again, now that the engine is there (a bcast's chain
-     * depends on its pacing) */
-    r->x.rounds = 1;
-    if (!r->ops->native(m, r->a, NULL == r->req, &r->x)) {
-        return MPI_SUCCESS;
+    /* the plan again where the engine was not there when it was built (a
+     * bcast's chain depends on its pacing and the topology's ring) */
+    if (!r->x_final) {
+        r->x.rounds = 1;
+        if (!r->ops->native(m, r->a, NULL == r->req, &r->x)) {
+            return MPI_SUCCESS;
+        }
     }
     r->x.call.args = r->a;
     r->x.call.behind = NULL != r->issue ? r->issue->behind : NULL;
@@ -144,9 +147,16 @@ static const gpu_route_path_t gpu_route_paths[] = {
 int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                        ompi_request_t **req, const mca_coll_gpu_issue_t *issue)
 {
-    gpu_route_t r = { .m = m, .ops = mca_coll_gpu_coll_ops(a->kind), .a = a, .req = req,
-                      .issue = issue };
+    /* fields set one by one: an initializer would zero the two plans of x
+     * at every call, host-buffer calls included */
+    gpu_route_t r;
     int mem, eligible = 0, go_dev, ret;
+
+    r.m = m;
+    r.ops = mca_coll_gpu_coll_ops(a->kind);
+    r.a = a;
+    r.req = req;
+    r.issue = issue;
 
     if (NULL == r.ops) {
         return MPI_ERR_INTERN;
@@ -156,8 +166,9 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
     }
     mem = r.ops->mem(m, a);
     r.x.rounds = 1;
+    r.x_final = MCA_COLL_GPU_BOOT_READY == m->boot && NULL != m->engine;
     if (mem) {
-        eligible = mca_coll_gpu_coll_eligible(m, r.ops, a, NULL == req, &r.x);
+        eligible = mca_coll_gpu_coll_eligible(m, r.ops, a, mem, NULL == req, &r.x);
     }
     /* what every rank posts: device memory the GPU path can take, device
      * memory it cannot, or host memory */

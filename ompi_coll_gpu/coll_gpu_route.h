@@ -51,11 +51,18 @@ typedef struct {
     gpu_xchg_plan_t plan2;
 } mca_coll_gpu_native_t;
 
+/* What a row's mem answers.  Bit 0: some block is device memory (the
+ * call is ours); bit 1: every buffer MPI says this rank uses is device
+ * memory holding its blocks (the GPU path may take it).  The GPU path's
+ * questions start from this answer: the route asks it once per call. */
+enum { GPU_MEM_ANY = 1, GPU_MEM_ALL = 2 };
+
 /* One collective's row. */
 typedef struct {
     const char *name;
     int (*mem)(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a);
-    /* NULL: no GPU path.  Fills n (n->call.args is set by the route). */
+    /* NULL: no GPU path.  Asked only where mem said GPU_MEM_ALL.  Fills n
+     * (n->call.args is set by the route). */
     int (*native)(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int blocking,
                   mca_coll_gpu_native_t *n);
     int hier;           /* mca_coll_gpu_hier_kind_t served across nodes, or -1 */
@@ -69,7 +76,7 @@ const mca_coll_gpu_coll_ops_t *mca_coll_gpu_coll_ops(mca_coll_gpu_args_kind_t ki
 /* This rank's part can take the communicator's GPU path (one node: the
  * engine, x filled; across nodes: the hierarchy) */
 int mca_coll_gpu_coll_eligible(mca_coll_gpu_module_t *m, const mca_coll_gpu_coll_ops_t *ops,
-                                const mca_coll_gpu_args_t *a, int blocking,
+                                const mca_coll_gpu_args_t *a, int mem, int blocking,
                                 mca_coll_gpu_native_t *x);
 /* The previous module's call, and the staged one (coll_gpu_colls_run.c) */
 int mca_coll_gpu_host_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
