@@ -185,12 +185,10 @@ int gpu_reduce_host(void *acc, const void *x, size_t count, gpu_op_t op, gpu_dty
 
 /* One process's own buffers, for the op component (kernels/gpu_local.cu),
  * queued on stream, operands in the order of Open MPI's host functions:
- * inout[i] = inout[i] op in[i] (MPI_Reduce_local), and out[i] = in1[i] op
- * in2[i] (out may be in1 or in2).  GPU_ERR_UNSUPPORTED: the pair is not
+ * out[i] = in1[i] op in2[i], out may be in1 or in2 (MPI_Reduce_local:
+ * in1 = out = inout).  GPU_ERR_UNSUPPORTED: the pair is not
  * defined, or this process cannot run the kernels at all (no image for the
  * device, a driver older than the runtime): compute on the host. */
-gpu_status_t gpu_local_reduce(gpu_op_t op, gpu_dtype_t dt, const void *in, void *inout,
-                              size_t count, void *stream);
 gpu_status_t gpu_local_reduce3(gpu_op_t op, gpu_dtype_t dt, const void *in1, const void *in2,
                                void *out, size_t count, void *stream);
 /* 1 when a cudaError_t says the same for any CUDA runtime call */

@@ -121,13 +121,6 @@ extern "C" GPU_LOCAL_HIDDEN gpu_status_t gpu_local_reduce3(gpu_op_t op, gpu_dtyp
     return GPU_ERR_CUDA;
 }
 
-extern "C" GPU_LOCAL_HIDDEN gpu_status_t gpu_local_reduce(gpu_op_t op, gpu_dtype_t dt,
-                                                          const void *in, void *inout,
-                                                          size_t count, void *stream)
-{
-    return gpu_local_reduce3(op, dt, inout, in, inout, count, stream);
-}
-
 /* Every kernel of this file, loaded now: with lazy loading (CUDA's
  * default) a kernel's first launch loads it, and loading may wait for the
  * whole device, behind the application's work; done once per device,
