@@ -4,8 +4,8 @@
  * Without MPS the processes on one GPU get it in time slices, and a kernel
  * that waits for a peer on the same GPU holds its slice until it runs out:
  * with 4 ranks on 2 H200s every launched allreduce took 2.4 ms (OSU
- * osu_allreduce, docs/results/osu_h200x2.log).  Here no device code ever
- * waits for another process.  Each round (schedule in engine/gpu_paced.c)
+ * osu_allreduce, docs/results/h200x2_2026-11-22_resident_kernel/osu/).
+ * Here no device code ever waits for another process.  Each round (schedule in engine/gpu_paced.c)
  * a rank queues copies of what it sends into its own staging area, waits
  * for its stream on the host, meets the others in a host allgather that
  * also tells whether anyone has bytes left, then queues copies (or folds,

@@ -162,7 +162,7 @@ GPU_XCHG_HD int gpu_ll_cmd_busy(uint32_t cmd_word)
  * Piece of a len-byte pair that each block takes: the same at both ends.
  * 32-bit arithmetic, exact for a pair under GPU_LL_MAX_BYTES: the kernel
  * cuts every pair of every command, and a 64-bit division costs about
- * 160 ns on an SM (docs/results/probe_sm_h200x2.log).
+ * 160 ns on an SM (docs/results/h200x2_2026-11-22_resident_kernel/probe_sm_h200x2.log).
  */
 GPU_XCHG_HD size_t gpu_ll_piece(size_t len, int nblocks, size_t min_piece)
 {

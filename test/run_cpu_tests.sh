@@ -25,7 +25,7 @@ run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
 run "unit: driver stand-in's device memory: host access faults, copies reach it, attributes, reuse" "$B/test/unit/test_fake_device" "$B/test/fake/libcuda.so.1"
 T=$(cd "$(dirname "$0")/.." && pwd)
-run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured" "$B/test/unit/test_topo_plan" "$T/test/topo/fixtures" "$T/docs/results"
+run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured" "$B/test/unit/test_topo_plan" "$T/test/topo/fixtures" "$T/docs/results/h200x2_2026-11-22_resident_kernel"
 run "OSU runner: pass, fail, crash and the OMB reduce_scatter defect get their verdicts" sh "$T/test/osu/test_osu_run.sh"
 run "gpucoll-topo on a machine without GPU says what it could not see" sh -c "'$B/tools/gpucoll-topo' | grep -q 'not seen: no NVIDIA GPU'"
 run "gpucoll-topo prints a 16-node DGX plan from a file" sh -c "'$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16 | grep -q 'rail: local 7 (gpu7) -> mlx5_7 (PIX)'"

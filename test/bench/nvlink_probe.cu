@@ -1,7 +1,7 @@
 // NVLink latency between GPUs 0 and 1 (not a test; prints microseconds): a flag ping-pong
 // between one thread on each GPU, and dependent loads of local L2 and of peer memory.
 // Build: nvcc -O2 -arch=sm_90 nvlink_probe.cu -o nvlink_probe
-// Output on the 2x H200 host: docs/results/probe_nvlink_h200x2.log
+// Output on the 2x H200 host: docs/results/h200x2_2026-11-22_resident_kernel/probe_nvlink_h200x2.log
 #include <cstdio>
 #include <cuda_runtime.h>
 #include <chrono>

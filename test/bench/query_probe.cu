@@ -2,7 +2,7 @@
 // stream/event queries, cuCtxGetCurrent and pointer attribute queries, idle and while a
 // kernel stays resident on another stream (as the persistent engine's does).
 // Build: nvcc -O2 -arch=sm_90 query_probe.cu -o query_probe -lcuda
-// Output on the 2x H200 host: docs/results/probe_queries_h200x2.log
+// Output on the 2x H200 host: docs/results/h200x2_2026-11-22_resident_kernel/probe_queries_h200x2.log
 // cost of the legacy-stream ordering checks, with and without a kernel resident on another stream
 #include <cstdio>
 #include <cuda.h>

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fit the intra-node cost model constants (topo/gpu_topo_plan.c) to the
-benchmark of the 2x H200 host (docs/results/bench_*_h200x2.csv).
+benchmark of the 2x H200 host
+(docs/results/h200x2_2026-11-22_resident_kernel/bench_*_h200x2.csv).
 
 Single-run spikes (a size, or a pair of adjacent sizes, more than 10% off
 both sizes around it, in the same direction) are left out, as test_topo_plan
@@ -17,7 +18,8 @@ import os
 import random
 import sys
 
-d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "docs", "results")
+d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "docs", "results",
+                                                          "h200x2_2026-11-22_resident_kernel")
 NVLINK = 20.6
 B = 18 * NVLINK
 ONESHOT_MAX = 256 * 1024
@@ -55,7 +57,8 @@ def load(coll):
 # 2 ranks: allreduce and bcast send the whole buffer, allgather (output size) and
 # reduce_scatter (input size) half of it.  The launched one-shot (class 0) is not
 # measured at the defaults any more: its constants stay from the run before the
-# resident kernel (git history of docs/results/bench_allreduce_h200x2.csv).
+# resident kernel (git history of docs/results/bench_allreduce_h200x2.csv, now in
+# docs/results/h200x2_2026-11-22_resident_kernel/).
 PERSIST_MAX = 2048 * 1024
 PERSIST_REDUCE_MAX = 1024 * 1024   # coll_gpu_persist_reduce_max_bytes
 ar, bc = load("allreduce"), load("bcast")

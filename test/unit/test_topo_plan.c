@@ -103,7 +103,8 @@ static int is_spike(const double *t, int n, int i)
     return 0;
 }
 
-/* the model against docs/results, same spike rule as test/topo/calibrate.py */
+/* the model against docs/results/h200x2_2026-11-22_resident_kernel (same spike rule
+ * as test/topo/calibrate.py) */
 static void test_model_vs_measured(void)
 {
     static const struct { gpu_coll_t c; const char *file; } colls[] = {
@@ -266,7 +267,7 @@ static void test_bad_files(void)
 int main(int argc, char **argv)
 {
     fixdir = argc > 1 ? argv[1] : "test/topo/fixtures";
-    resdir = argc > 2 ? argv[2] : "docs/results";
+    resdir = argc > 2 ? argv[2] : "docs/results/h200x2_2026-11-22_resident_kernel";
     test_h200x2();
     test_model_vs_measured();
     test_dgx();
