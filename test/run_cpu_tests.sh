@@ -219,5 +219,6 @@ run "man pages render without a warning (man -l --warnings, or groff -man -ww)" 
     [ -z \"\$w\" ] || { echo \"\$f: \$w\"; exit 1; }
   done"
 run "docs/mca.md's MCA table is what ompi_info prints (docs/gen_mca_table.sh)" sh "$(dirname "$0")/../docs/gen_mca_table.sh" --check "$(dirname "$0")/../docs/mca.md"
+run "docs/results/README.md and the README's table are what tools/results_index.py writes from the newest runs" python3 "$T/tools/results_index.py" --check
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 22 item 2 with a GPU per rank (2 GPUs, the first time a 2-GPU kind
-# was lent this session, little device time left): gpucoll_appbench with
+# was lent that day, little device time left): gpucoll_appbench with
 # NCCL beside it, the resident kernel leaving between calls (default) and
 # staying (coll_gpu_persist_gap_us 0); the small allreduce against NCCL.
 # GPU host: . .gpuhost/setup.sh && bash docs/results/scripts/appbench_x2.sh $OUT

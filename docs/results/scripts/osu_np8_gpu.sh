@@ -1,5 +1,5 @@
 #!/bin/bash
-# Ranks sharing one GPU, last run of the session:
+# Ranks sharing one GPU, last run of the day:
 #  1. Open MPI 5.0.9 (b5carry: this commit's component built against it):
 #     unmodified OSU osu_allreduce -d cuda -c, np 2 and 4, no MPS (the issue's
 #     "osu_allreduce np 4: 954 us");

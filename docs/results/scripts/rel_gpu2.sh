@@ -1,5 +1,5 @@
 #!/bin/bash
-# Second reliability session script (one GPU; repo root after ". .gpuhost/setup.sh";
+# Second reliability run's script (one GPU; repo root after ". .gpuhost/setup.sh";
 # B = a build folder, OLD = the previous commit's build for A/B):
 #   rel_gpu2.sh suites OUT   reliability suite np 2 and 4, without MPS and under MPS
 #   rel_gpu2.sh regress OUT  the existing GPU suites; host-buffer and device fast-path A/B

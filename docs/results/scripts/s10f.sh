@@ -1,4 +1,4 @@
-# tenth session, final code: single-node GPU suites, then every collective against NCCL,
+# 2026-11-22, final code: single-node GPU suites, then every collective against NCCL,
 # results written to $OUT as they come (a tarball at the end, logs on the way)
 set -u
 . .gpuhost/setup.sh >/dev/null 2>&1

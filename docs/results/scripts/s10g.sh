@@ -1,4 +1,4 @@
-# tenth session, final code: virtual-node (hier) GPU suites, then repeated small-size runs
+# 2026-11-22, final code: virtual-node (hier) GPU suites, then repeated small-size runs
 # of the collectives that showed single-size spikes
 set -u
 . .gpuhost/setup.sh >/dev/null 2>&1

@@ -1,4 +1,4 @@
-# tenth session, final code: every collective against NCCL (median of 3 timed loops each),
+# 2026-11-22, final code: every collective against NCCL (median of 3 timed loops each),
 # repeated small allreduce runs, resident-kernel phases at 8 B and 4 KiB
 set -u
 . .gpuhost/setup.sh >/dev/null 2>&1

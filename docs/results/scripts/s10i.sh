@@ -1,4 +1,4 @@
-# tenth session, final code: the OSU collective benchmarks unchanged on device buffers with
+# 2026-11-22, final code: the OSU collective benchmarks unchanged on device buffers with
 # validation (test/osu/osu_run.sh run), logs tarred back
 set -u
 . .gpuhost/setup.sh >/dev/null 2>&1

@@ -1,5 +1,5 @@
-# run in the eleventh session: docs/results/h200x2_2026-11-22_resident_kernel/probe_2k_4k_h200x2.log
-# tenth session, final code: where between 2 and 4 KiB the allreduce gets its extra microsecond
+# run on 2026-11-22: docs/results/h200x2_2026-11-22_resident_kernel/probe_2k_4k_h200x2.log
+# 2026-11-22, final code: where between 2 and 4 KiB the allreduce gets its extra microsecond
 # (2056 B = 257 lines: one receiver thread with a second line)
 set -u
 . .gpuhost/setup.sh >/dev/null 2>&1

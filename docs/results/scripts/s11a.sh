@@ -1,6 +1,6 @@
-# eleventh session: resident kernel with 1024-thread blocks (altB: 512 senders + 512
-# receivers, one line per thread up to 4 KiB a block) against 512 (altA, the tenth
-# session's code); then the GPU suites that exercise the resident kernel, on altB
+# 2026-11-22: resident kernel with 1024-thread blocks (altB: 512 senders + 512
+# receivers, one line per thread up to 4 KiB a block) against 512 (altA, the previous
+# run's code); then the GPU suites that exercise the resident kernel, on altB
 . .gpuhost/setup.sh >/dev/null 2>&1
 BASE="$OMPI_MCA_mca_base_component_path"
 B=$(pwd)/build

@@ -1,5 +1,5 @@
-# eleventh session: A/B/C/D of the resident kernel's per-call costs against the
-# tenth session's code (altA): altC = no third pointer query on the host (timing
+# 2026-11-22: A/B/C/D of the resident kernel's per-call costs against the
+# the previous run's code (altA): altC = no third pointer query on the host (timing
 # only: managed outputs would lose their system fence), altD = no per-receiver
 # fence (the reporting thread's fence after the block barrier alone orders every
 # receiver's results), altE = both; then the GPU suites that exercise the

@@ -1,4 +1,4 @@
-# eleventh session: altD (no per-receiver fence, s11b) against altF = altD whose
+# 2026-11-22: altD (no per-receiver fence, s11b) against altF = altD whose
 # senders take adjacent line pairs (both loads before either store) when a piece
 # has more lines than sender threads; then the resident-kernel GPU suites on altF
 . .gpuhost/setup.sh >/dev/null 2>&1

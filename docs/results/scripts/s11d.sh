@@ -1,7 +1,7 @@
-# eleventh session, final code (no per-receiver fence in the resident kernel):
+# 2026-11-22, final code (no per-receiver fence in the resident kernel):
 # single-node GPU suites, then every collective against NCCL from 8 B to 1 MiB
-# (the resident kernel's sizes; larger sizes run code unchanged since the tenth
-# session), median of 3 timed loops per side; phases of the 8 B and 4 KiB allreduce
+# (the resident kernel's sizes; larger sizes run code unchanged since commit
+# 3aecbf7), median of 3 timed loops per side; phases of the 8 B and 4 KiB allreduce
 . .gpuhost/setup.sh >/dev/null 2>&1
 B=$(pwd)/build
 export OMPI_MCA_mca_base_component_path="$OMPI_MCA_mca_base_component_path:$B/.libs"

@@ -1,4 +1,4 @@
-# eleventh session, final code: three more allreduce runs 8 B-256 KiB (is 4 KiB
+# 2026-11-22, final code: three more allreduce runs 8 B-256 KiB (is 4 KiB
 # reliably under 8 us?), then the OSU collective benchmarks unchanged on device
 # buffers with validation (test/osu/osu_run.sh run), logs tarred back
 . .gpuhost/setup.sh >/dev/null 2>&1

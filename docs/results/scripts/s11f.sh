@@ -1,4 +1,4 @@
-# eleventh session, final code: the virtual-node (hier) GPU suites
+# 2026-11-22, final code: the virtual-node (hier) GPU suites
 . .gpuhost/setup.sh >/dev/null 2>&1
 B=$(pwd)/build
 export OMPI_MCA_mca_base_component_path="$OMPI_MCA_mca_base_component_path:$B/.libs"

@@ -1,4 +1,4 @@
-# twelfth session: resident-kernel phases of reduce, allreduce and bcast at
+# 2026-11-22: resident-kernel phases of reduce, allreduce and bcast at
 # 64 KiB-512 KiB (where reduce at 256 KiB sits at 0.6x NCCL)
 . .gpuhost/setup.sh >/dev/null 2>&1
 B=$(pwd)/build

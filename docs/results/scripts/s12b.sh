@@ -1,5 +1,5 @@
-# twelfth session: A/B of the resident kernel's warp split, against the
-# eleventh session's final code (altA): altB = a block with one side only
+# 2026-11-22: A/B of the resident kernel's warp split, against the
+# the previous run's final code (altA): altB = a block with one side only
 # (a reduce's root, a bcast's receivers) gives that side every warp but one;
 # altC = altB + a block with both sides gives a quarter of its warps to the
 # senders (128 of 512 threads) instead of half; altD = altB + 3/8 (192);

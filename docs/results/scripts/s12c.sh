@@ -1,5 +1,5 @@
-# twelfth session: A/C/E of the resident kernel's warp split: altA = the
-# eleventh session's final code; altC = a one-sided block gives that side
+# 2026-11-22: A/C/E of the resident kernel's warp split: altA = the
+# the previous run's final code; altC = a one-sided block gives that side
 # every warp but one, a two-sided block a quarter of its warps to the
 # senders; altE = the same with an eighth; then altC/altE reducing up to
 # 2 MiB in the resident kernel (coll_gpu_persist_reduce_max_bytes); then the

@@ -1,4 +1,4 @@
-# twelfth session: altA = the eleventh session's final code; altF = the warp
+# 2026-11-22: altA = the previous run's final code; altF = the warp
 # split by each block's line counts (split_warps in kernels/gpu_ll.cu: even
 # up to one line per thread of a half, else a one-sided block gives its side
 # every warp but one and a two-sided block 3/4 to its receivers), resident

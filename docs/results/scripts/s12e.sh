@@ -1,5 +1,5 @@
-# twelfth session: is altF's 0.2-0.3 us at 8 B real?  altA = eleventh
-# session's final code; altF = the split by summed line counts (shuffles in
+# 2026-11-22: is altF's 0.2-0.3 us at 8 B real?  altA = the previous
+# run's final code; altF = the split by summed line counts (shuffles in
 # the decoding warp); altG = the split by ballots (a side is big when one
 # peer's share exceeds half the threads over the peers); G64 = altG with 64
 # blocks; the order of the variants rotates by round

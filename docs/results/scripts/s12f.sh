@@ -1,4 +1,4 @@
-# twelfth session, final code (warp split by line counts, 64 resident blocks,
+# 2026-11-22, final code (warp split by line counts, 64 resident blocks,
 # the resident kernel reducing up to 1 MiB): single-node GPU suites, then every
 # collective against NCCL over the full range (gpuhost_run.sh bench: median of
 # 3 timed loops per side, 8 B to 2 GiB)

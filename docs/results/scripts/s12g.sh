@@ -1,4 +1,4 @@
-# twelfth session, final code: the NVTX check of the single-node suite with
+# 2026-11-22, final code: the NVTX check of the single-node suite with
 # its new expectation (a 1 MiB allreduce runs in the resident kernel, 2 MiB
 # two-shot), the OSU benchmarks with validation, the virtual-node suites
 . .gpuhost/setup.sh >/dev/null 2>&1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One H200 (nvidia-h200), this session's build (G, sm_90, carried):
+# One H200 (nvidia-h200), this run's build (G, sm_90, carried):
 #  1. host-buffer 8 B allreduce with coll/gpu's host repeat route against no
 #     coll/gpu, 8 alternating rounds, ranks bound to cores;
 #  2. without MPS: test_gpu_mixed np 2 and 4 (the host repeat rows among them);

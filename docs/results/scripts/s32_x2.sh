@@ -1,5 +1,5 @@
 #!/bin/bash
-# Two GPUs (nvidia-h100-x2), this session's build (G):
+# Two GPUs (nvidia-h100-x2), this run's build (G):
 #  1. issue 22: alltoall of 1 MiB per peer next to the ~20 us triad, the
 #     default (one-shot resident kernel) against the launched exchange
 #     kernel (coll_gpu_persist_max_bytes 524288), 3 alternating rounds;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Final code of session 33 (kind queries, status queries naming the missing
+# Final code of the 2026-11-25 mixed-kinds run (kind queries, status queries naming the missing
 # rank, staged nonblocking requests bounded): 2 GPUs
 #  1. test_gpu_mixed over 2 virtual nodes, np 2 and 4, 8 B and 256 KiB;
 #  2. a peer that stops calling, across 2 virtual nodes, np 2 and 4;

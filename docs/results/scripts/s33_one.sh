@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 33, ranks sharing GPU 0: the reliability suite np 2 and 4 without MPS
+# 2026-11-25, ranks sharing GPU 0: the reliability suite np 2 and 4 without MPS
 # (host-paced / rank-0 paths, 8 B) and under MPS (kernels, 8 B and 256 KiB).
 # GPU host: . .gpuhost/setup.sh && bash docs/results/scripts/s33_one.sh $OUT [plain|mps|all]
 set -u

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 33, 2 GPUs, the final engine of session 32 (busy rule only where the
+# 2026-11-25, 2 GPUs, the final engine of the busy-rule run (busy rule only where the
 # launched kernels have their areas; sequence fix):
 #  1. reliability suite np 2 and 4 (2 ranks per GPU), 8 B and 256 KiB;
 #  2. application loop, default grid (20 and 200 us triads: allreduce 8 B,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 34, 2 GPUs: the application grid once more with the triad alone
+# 2026-11-26, 2 GPUs: the application grid once more with the triad alone
 # measured over about 60 ms (commit 16686a0): blocking MPI / staged / NCCL,
 # then MPIX enqueue against NCCL.
 # GPU host: . .gpuhost/setup.sh && bash docs/results/scripts/s34_grid2.sh $OUT

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 34, one GPU (asked for nvidia-h200): issue 22's memory and
+# 2026-11-26, one GPU (asked for nvidia-h200): issue 22's memory and
 # application figures where 2 ranks share it, without MPS then under MPS:
 # test_gpu_comm_memory (100 live communicators + 10000 dup/allreduce/free
 # cycles; 1000 live), and under MPS the application benchmark (defaults).

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 34, one GPU (asked for nvidia-h200), this session's build (G, sm_90,
+# 2026-11-26, one GPU (asked for nvidia-h200), this run's build (G, sm_90,
 # carried):  PART perf: issue 22's ranks-sharing-a-GPU figures:
 #   under MPS, defaults: 8 B-4 KiB allreduce, gpucoll_bench np 2 three runs,
 #   unmodified OSU osu_allreduce -d cuda np 2 three runs, np 4 and 8, OSU -c;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 34, 2 GPUs (nvidia-h200-x2 asked), this session's build (G, sm_90):
+# 2026-11-26, 2 GPUs (nvidia-h200-x2 asked), this run's build (G, sm_90):
 #  PART app: the application benchmark's grid (20/200/2000 us triad x 8 B
 #    allreduce, 4 MiB allreduce, alltoall 1 MiB per peer), blocking MPI,
 #    staged and NCCL, then the stream-ordered MPIX enqueue form against NCCL;
