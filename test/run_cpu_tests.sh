@@ -21,6 +21,7 @@ run "unit: reduction functors vs MPI_Reduce_local" "$B/test/unit/test_reduce_ops
 run "unit: coll/gpu's headers match the libmpi they run in (struct sizes)" "$B/test/unit/test_ompi_layout"
 run "unit: memory-kind board, two processes posting and reading 200000 calls" "$B/test/unit/test_kind_board"
 run "unit: user-buffer IPC cache: once per allocation, freed ones logged and closed, bounded" "$B/test/unit/test_ipc_cache"
+run "unit: large-message pool: shared per device, mapped once per peer process, leased, released in order" "$B/test/unit/test_pool"
 run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
 run "unit: driver stand-in's device memory: host access faults, copies reach it, attributes, reuse" "$B/test/unit/test_fake_device" "$B/test/fake/libcuda.so.1"
