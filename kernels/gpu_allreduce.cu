@@ -109,18 +109,25 @@ struct launcher {
 
     template <gpu_op_t OP, class T> bool run()
     {
-        static_assert(16 % sizeof(T) == 0, "element must divide a 16-byte vector");
-        if (GPU_ALGO_ONESHOT == algo) {
-            k_oneshot<OP, T><<<a->nblocks, a->nthreads, 0, stream>>>(*a);
+        /* the slices and shards are 16-byte multiples: a wider element
+         * (long double int) is never sent here (gpu_kernel_supported) */
+        if constexpr (16 % sizeof(T) != 0) {
+            return false;
         } else {
-            k_twoshot<OP, T><<<a->nblocks, a->nthreads, 0, stream>>>(*a);
+            if (GPU_ALGO_ONESHOT == algo) {
+                k_oneshot<OP, T><<<a->nblocks, a->nthreads, 0, stream>>>(*a);
+            } else {
+                k_twoshot<OP, T><<<a->nblocks, a->nthreads, 0, stream>>>(*a);
+            }
+            return true;
         }
-        return true;
     }
 };
 
+/* what the collective kernels take: elements that divide the 16-byte
+ * pieces every kernel cuts a message into */
 struct probe {
-    template <gpu_op_t OP, class T> bool run() { return true; }
+    template <gpu_op_t OP, class T> bool run() { return 16 % sizeof(T) == 0; }
 };
 
 } // namespace
@@ -207,12 +214,14 @@ __global__ void gpu_direct_kernel(gpu_direct_args_t a, size_t n)
 {
     for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
          i += (size_t) gridDim.x * blockDim.x) {
-        T acc = static_cast<const T *>(a.in[0])[i];
+        typedef gpu_fold<gpu_red<OP, T>> F;
+        typename F::acc_t acc = F::load(static_cast<const T *>(a.in[0])[i]);
         for (int r = 1; r < a.nranks; ++r) {
-            acc = gpu_red<OP, T>::apply(acc, static_cast<const T *>(a.in[r])[i]);
+            acc = F::apply(acc, F::load(static_cast<const T *>(a.in[r])[i]));
         }
+        const T res = F::store(acc);
         for (int r = 0; r < a.nranks; ++r) {
-            static_cast<T *>(a.out[r])[i] = acc;
+            static_cast<T *>(a.out[r])[i] = res;
         }
     }
 }

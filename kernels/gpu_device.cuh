@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "gpu_kernels.h"
+#include "gpu_reduce_ops.h"
 
 namespace gpu_dev {
 
@@ -121,50 +122,67 @@ template <class T> union vec16 {
 };
 
 /*
- * out[0:bytes] = src(0) op src(1) op ... op src(n-1), folded in rank order;
+ * out[0:bytes] = src(0) op src(1) op ... op src(n-1), folded in rank order
+ * through gpu_fold<R> (half precision accumulates in fp32, rounded once);
  * the result also goes to every extra destination.  Sources and extras are
- * scratch (16-byte aligned); out may be any T-aligned address.
+ * scratch (16-byte aligned); out may be any T-aligned address.  Elements
+ * wider than 16 bytes (long double int) go element by element.
  */
 template <class R, class T, class Src, class Extra>
 __device__ void block_reduce(const Src &src, int n, size_t bytes, char *out, const Extra &extra,
                              int nextra)
 {
-    constexpr int E = 16 / sizeof(T);
-    const size_t nvec = bytes / 16;
-    const bool out_aligned = 0 == ((uintptr_t) out & 15);
-    for (size_t i = threadIdx.x; i < nvec; i += blockDim.x) {
-        vec16<T> acc, x;
-        acc.v = reinterpret_cast<const uint4 *>(src(0))[i];
-        for (int r = 1; r < n; ++r) {
-            x.v = reinterpret_cast<const uint4 *>(src(r))[i];
+    typedef gpu_fold<R> F;
+    typedef typename F::acc_t A;
+    size_t done = 0;
+    if constexpr (sizeof(T) <= 16) {
+        constexpr int E = 16 / sizeof(T);
+        const size_t nvec = bytes / 16;
+        const bool out_aligned = 0 == ((uintptr_t) out & 15);
+        for (size_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+            vec16<T> res, x;
+            A acc[E];
+            x.v = reinterpret_cast<const uint4 *>(src(0))[i];
 #pragma unroll
             for (int k = 0; k < E; ++k) {
-                acc.e[k] = R::apply(acc.e[k], x.e[k]);
+                acc[k] = F::load(x.e[k]);
             }
-        }
-        if (out_aligned) {
-            reinterpret_cast<uint4 *>(out)[i] = acc.v;
-        } else {
+            for (int r = 1; r < n; ++r) {
+                x.v = reinterpret_cast<const uint4 *>(src(r))[i];
+#pragma unroll
+                for (int k = 0; k < E; ++k) {
+                    acc[k] = F::apply(acc[k], F::load(x.e[k]));
+                }
+            }
 #pragma unroll
             for (int k = 0; k < E; ++k) {
-                reinterpret_cast<T *>(out)[i * E + k] = acc.e[k];
+                res.e[k] = F::store(acc[k]);
+            }
+            if (out_aligned) {
+                reinterpret_cast<uint4 *>(out)[i] = res.v;
+            } else {
+#pragma unroll
+                for (int k = 0; k < E; ++k) {
+                    reinterpret_cast<T *>(out)[i * E + k] = res.e[k];
+                }
+            }
+            for (int k = 0; k < nextra; ++k) {
+                reinterpret_cast<uint4 *>(extra(k))[i] = res.v;
             }
         }
-        for (int k = 0; k < nextra; ++k) {
-            reinterpret_cast<uint4 *>(extra(k))[i] = acc.v;
-        }
+        done = nvec * E;
     }
-    /* tail: fewer than 16 bytes, element by element */
-    const size_t done = nvec * E;
+    /* tail (fewer than 16 bytes), or wide elements: element by element */
     const size_t nelem = bytes / sizeof(T);
     for (size_t j = done + threadIdx.x; j < nelem; j += blockDim.x) {
-        T acc = reinterpret_cast<const T *>(src(0))[j];
+        A acc = F::load(reinterpret_cast<const T *>(src(0))[j]);
         for (int r = 1; r < n; ++r) {
-            acc = R::apply(acc, reinterpret_cast<const T *>(src(r))[j]);
+            acc = F::apply(acc, F::load(reinterpret_cast<const T *>(src(r))[j]));
         }
-        reinterpret_cast<T *>(out)[j] = acc;
+        const T res = F::store(acc);
+        reinterpret_cast<T *>(out)[j] = res;
         for (int k = 0; k < nextra; ++k) {
-            reinterpret_cast<T *>(extra(k))[j] = acc;
+            reinterpret_cast<T *>(extra(k))[j] = res;
         }
     }
 }

@@ -135,6 +135,8 @@ __device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n, unsigned tid
             const size_t valid = n - j * GPU_LL_PAYLOAD < GPU_LL_PAYLOAD ? n - j * GPU_LL_PAYLOAD
                                                                         : GPU_LL_PAYLOAD;
             const int ne = (int) (valid / sizeof(T));
+            typedef gpu_fold<gpu_red<OP, T>> F;
+            typename F::acc_t fa[E];
             u8 acc, v, self = next;
             if (in && j + nt < nlines) {
                 next.u = load8(p.red_self + pos + nt * GPU_LL_PAYLOAD,
@@ -147,18 +149,22 @@ __device__ bool reduce_piece(const ll_ctx &x, size_t off, size_t n, unsigned tid
                     ok = false;
                     break;
                 }
-                if (s == p.red_lo) {
-                    acc = v;
-                } else {
 #pragma unroll
-                    for (int k = 0; k < E; ++k) {
-                        if (k < ne) {
-                            acc.e[k] = gpu_red<OP, T>::apply(acc.e[k], v.e[k]);
-                        }
+                for (int k = 0; k < E; ++k) {
+                    if (k < ne) {
+                        fa[k] = s == p.red_lo ? F::load(v.e[k])
+                                              : F::apply(fa[k], F::load(v.e[k]));
                     }
                 }
             }
             if (ok) {
+                acc.u = 0;
+#pragma unroll
+                for (int k = 0; k < E; ++k) {
+                    if (k < ne) {
+                        acc.e[k] = F::store(fa[k]);
+                    }
+                }
                 store8(p.red_out + pos, acc.u, valid);
             }
         }

@@ -52,6 +52,10 @@ typedef enum {
     GPU_DT_LONG_INT,   /* MPI_LONG_INT: { long; int; } */
     GPU_DT_2INT,       /* MPI_2INT: { int; int; } */
     GPU_DT_SHORT_INT,  /* MPI_SHORT_INT: { short; int; } */
+    GPU_DT_F16,        /* IEEE 754 binary16 (MPIX_C_FLOAT16) */
+    GPU_DT_BF16,       /* bfloat16: binary32's upper half (MPIX_BFLOAT16) */
+    GPU_DT_LDOUBLE_INT, /* MPI_LONG_DOUBLE_INT: { long double; int; }, x87 80-bit, 32 bytes */
+    GPU_DT_LDOUBLE,    /* MPI_LONG_DOUBLE: x87 80-bit in 16 bytes, MIN/MAX only */
     GPU_DT_COUNT
 } gpu_dtype_t;
 
@@ -60,37 +64,44 @@ typedef enum {
     GPU_DTCLASS_FLOAT,
     GPU_DTCLASS_COMPLEX,
     GPU_DTCLASS_BOOL,
-    GPU_DTCLASS_PAIR
+    GPU_DTCLASS_PAIR,
+    GPU_DTCLASS_ORDERED /* compared, never computed with (long double) */
 } gpu_dtclass_t;
 
 static inline gpu_dtclass_t gpu_dtype_class(gpu_dtype_t dt)
 {
     switch (dt) {
-    case GPU_DT_F32: case GPU_DT_F64:
+    case GPU_DT_F32: case GPU_DT_F64: case GPU_DT_F16: case GPU_DT_BF16:
         return GPU_DTCLASS_FLOAT;
+    case GPU_DT_LDOUBLE:
+        return GPU_DTCLASS_ORDERED;
     case GPU_DT_C32: case GPU_DT_C64:
         return GPU_DTCLASS_COMPLEX;
     case GPU_DT_BOOL:
         return GPU_DTCLASS_BOOL;
     case GPU_DT_FLOAT_INT: case GPU_DT_DOUBLE_INT: case GPU_DT_LONG_INT:
-    case GPU_DT_2INT: case GPU_DT_SHORT_INT:
+    case GPU_DT_2INT: case GPU_DT_SHORT_INT: case GPU_DT_LDOUBLE_INT:
         return GPU_DTCLASS_PAIR;
     default:
         return GPU_DTCLASS_INT;
     }
 }
 
-/* Element sizes as the C ABI lays the types out on LP64 Linux. */
+/* Element sizes as the C ABI lays the types out on LP64 Linux (x86-64:
+ * long double is 16 bytes, 16-aligned, so { long double; int; } is 32). */
 static inline size_t gpu_dtype_size(gpu_dtype_t dt)
 {
     static const size_t sizes[GPU_DT_COUNT] = {
-        1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 8, 16, 1, 8, 16, 16, 8, 8
+        1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 8, 16, 1, 8, 16, 16, 8, 8, 2, 2, 32, 16
     };
     return ((unsigned) dt < GPU_DT_COUNT) ? sizes[dt] : 0;
 }
 
-/* Which (op, type) pairs MPI defines (MPI-3.1 section 5.9.2).  Byte is
- * mapped to GPU_DT_U8 by the caller and only for the bitwise ops. */
+/* Which (op, type) pairs MPI defines (MPI-3.1 section 5.9.2) and the
+ * functors implement.  Byte is mapped to GPU_DT_U8 by the caller and only
+ * for the bitwise ops.  Half precision is a floating type (SUM, PROD, MIN,
+ * MAX); long double has no device arithmetic, only MIN and MAX (a
+ * comparison of its bytes), so its SUM and PROD stay Open MPI's own. */
 static inline int gpu_op_dtype_valid(gpu_op_t op, gpu_dtype_t dt)
 {
     gpu_dtclass_t c = gpu_dtype_class(dt);
@@ -98,7 +109,7 @@ static inline int gpu_op_dtype_valid(gpu_op_t op, gpu_dtype_t dt)
     case GPU_OP_SUM: case GPU_OP_PROD:
         return c == GPU_DTCLASS_INT || c == GPU_DTCLASS_FLOAT || c == GPU_DTCLASS_COMPLEX;
     case GPU_OP_MIN: case GPU_OP_MAX:
-        return c == GPU_DTCLASS_INT || c == GPU_DTCLASS_FLOAT;
+        return c == GPU_DTCLASS_INT || c == GPU_DTCLASS_FLOAT || c == GPU_DTCLASS_ORDERED;
     case GPU_OP_LAND: case GPU_OP_LOR: case GPU_OP_LXOR:
         return c == GPU_DTCLASS_INT || c == GPU_DTCLASS_BOOL;
     case GPU_OP_BAND: case GPU_OP_BOR: case GPU_OP_BXOR:
