@@ -39,6 +39,27 @@ int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int val
 int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
 int MPIX_Stream_free(MPIX_Stream *stream);
 int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm);
+/* Half precision, MPICH's names: MPIX_C_FLOAT16 (IEEE binary16) and
+ * MPIX_BFLOAT16, for every collective; SUM, PROD, MIN, MAX reduce (device
+ * buffers on the GPU, fp32 accumulation).  Open MPI 5.0's own
+ * MPIX_C_FLOAT16 (mpi-ext.h, its shortfloat extension) is used where it
+ * exists.  Otherwise the names are handles made at their first use after
+ * MPI_Init (MPI_DATATYPE_NULL before it), so they cannot initialize
+ * static variables; never free them.  docs/using.md has the details. */
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#ifdef __cplusplus
+extern "C"
+#endif
+MPI_Datatype gpucoll_mpix_half_type(int which);
+#ifndef MPIX_C_FLOAT16
+#define MPIX_C_FLOAT16 (gpucoll_mpix_half_type(0))
+#endif
+#ifndef MPIX_BFLOAT16
+#define MPIX_BFLOAT16 (gpucoll_mpix_half_type(1))
+#endif
+
 
 int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm);

@@ -29,6 +29,14 @@ typedef struct {
     gpu_dtype_t gpu;
 } mca_coll_gpu_type_map_t;
 
+#if OMPI_MAJOR_VERSION >= 5
+/* Open MPI 5.0's MPIX_C_FLOAT16 (mpi-ext.h, shortfloat extension): in
+ * libmpi whether or not the extension is built; its extent says whether
+ * it is binary16 here (0 where the compiler had no short float) */
+OMPI_DECLSPEC extern struct ompi_predefined_datatype_t ompi_mpi_short_float;
+#define GPU_OMPI_SHORT_FLOAT ((MPI_Datatype) &ompi_mpi_short_float)
+#endif
+
 static int mca_coll_gpu_lookup_type(struct ompi_datatype_t *dtype, gpu_dtype_t *dt)
 {
     /* MPI handles are addresses of globals, not constants: a function-local
@@ -51,9 +59,22 @@ static int mca_coll_gpu_lookup_type(struct ompi_datatype_t *dtype, gpu_dtype_t *
         { MPI_FLOAT_INT, GPU_DT_FLOAT_INT }, { MPI_DOUBLE_INT, GPU_DT_DOUBLE_INT },
         { MPI_LONG_INT, GPU_DT_LONG_INT }, { MPI_2INT, GPU_DT_2INT },
         { MPI_SHORT_INT, GPU_DT_SHORT_INT },
+#if defined(__x86_64__)
+        /* the kernels compare x87 extended bytes (kernels/gpu_reduce_ops.h) */
+        { MPI_LONG_DOUBLE_INT, GPU_DT_LDOUBLE_INT }, { MPI_LONG_DOUBLE, GPU_DT_LDOUBLE },
+#endif
+#if OMPI_MAJOR_VERSION >= 5
+        { GPU_OMPI_SHORT_FLOAT, GPU_DT_F16 },
+#endif
     };
     ptrdiff_t extent = 0;
     size_t i;
+
+    /* libgpucoll's MPIX_C_FLOAT16 / MPIX_BFLOAT16 (coll_gpu_half.c) */
+    *dt = mca_coll_gpu_half_dtype(dtype);
+    if (GPU_DT_COUNT != *dt) {
+        return 1;
+    }
 
     for (i = 0; i < sizeof(map) / sizeof(map[0]); ++i) {
         if (map[i].mpi == dtype) {
@@ -90,8 +111,10 @@ static int mca_coll_gpu_lookup_op(struct ompi_op_t *op, gpu_op_t *gop)
     return 0;
 }
 
-int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dtype_t *dt,
-                     gpu_op_t *gop)
+/* The (op, type) pair in the functors' vocabulary, for the host functors:
+ * every pair they implement */
+static int mca_coll_gpu_map_host(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 gpu_dtype_t *dt, gpu_op_t *gop)
 {
     gpu_dtype_t t;
     gpu_op_t o;
@@ -109,6 +132,17 @@ int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dt
     *dt = t;
     *gop = o;
     return 1;
+}
+
+int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dtype_t *dt,
+                     gpu_op_t *gop)
+{
+    /* The kernels cut a message into pieces of 16-byte multiples (one-shot
+     * slices, two-shot shards, exchange chunks, stream pieces): a wider
+     * element (long double int, 32 bytes) could straddle two pieces.  It
+     * stages, folded by the same functors on the host (MPI_Reduce_local on
+     * device memory runs it on the GPU: op/gpu folds element-wise). */
+    return mca_coll_gpu_map_host(dtype, op, dt, gop) && gpu_dtype_size(*dt) <= 16;
 }
 
 #define GPU_HOSTOPS 12
@@ -146,7 +180,8 @@ static void mca_coll_gpu_hostop_apply(int k, void *in, void *inout, int *len,
             dt = base;
         }
     }
-    if (mca_coll_gpu_map(dt, orig, &gdt, &gop) && gpu_reduce_host(inout, in, count, gop, gdt)) {
+    if (mca_coll_gpu_map_host(dt, orig, &gdt, &gop) &&
+        gpu_reduce_host(inout, in, count, gop, gdt)) {
         return;
     }
     (void) MPI_Reduce_local(in, inout, *len, *type, orig);

@@ -26,9 +26,10 @@
  * kernels/gpu_local.cu on the legacy default stream, host operands first
  * copied to a temporary device buffer and a host result copied back, then
  * a wait for the kernel; the call returns with the result in place, as
- * the host function would.  Types without GPU arithmetic (long double,
- * long double complex, long double int, the Fortran 2REAL pairs, REAL*2
- * and REAL*16, short float) and processes whose CUDA runtime cannot run
+ * the host function would.  Types without GPU arithmetic (long double's
+ * SUM and PROD (its MIN, MAX and the long double int loc ops compare the
+ * x87 bytes on the GPU), long double complex, the Fortran 2REAL pairs,
+ * REAL*2 and REAL*16) and processes whose CUDA runtime cannot run
  * this build's kernels (a driver older than the runtime, no kernel image
  * for the device, the CI driver stand-in) fold on the host instead: the
  * device operands are copied out with the driver's copies, the previous

@@ -127,9 +127,18 @@ static gpu_dtype_t op_gpu_slot_type(int slot, size_t ext)
     case OMPI_OP_BASE_TYPE_LONG_INT: t = GPU_DT_LONG_INT; break;
     case OMPI_OP_BASE_TYPE_2INT: case OMPI_OP_BASE_TYPE_2INTEGER: t = GPU_DT_2INT; break;
     case OMPI_OP_BASE_TYPE_SHORT_INT: t = GPU_DT_SHORT_INT; break;
+#if defined(__x86_64__)
+    /* x87 extended bytes, compared as integers: MIN/MAX and the loc ops
+     * only (gpu_op_dtype_valid refuses SUM/PROD, which stay on the host) */
+    case OMPI_OP_BASE_TYPE_LONG_DOUBLE: t = GPU_DT_LDOUBLE; break;
+    case OMPI_OP_BASE_TYPE_LONG_DOUBLE_INT: t = GPU_DT_LDOUBLE_INT; break;
+#endif
+#if OMPI_MAJOR_VERSION >= 5
+    case OMPI_OP_BASE_TYPE_SHORT_FLOAT: t = GPU_DT_F16; break; /* binary16 where ext is 2 */
+#endif
     default:
-        /* long double (and its complex and pair), REAL*2, REAL*16,
-         * INTEGER*16, the 2REAL pairs, short float */
+        /* long double complex, REAL*2, REAL*16, INTEGER*16, the 2REAL
+         * pairs */
         return GPU_DT_COUNT;
     }
     return gpu_dtype_size(t) == ext ? t : GPU_DT_COUNT;

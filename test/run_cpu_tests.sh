@@ -95,6 +95,17 @@ run "MPIX streams: a CUDA stream without coll/gpu says it is not loaded" sh -c "
   out=\$($MPIRUN --oversubscribe -np 2 --mca coll ^gpu $B/test/mpi/test_mpix noload 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'coll/gpu is not loaded into this Open MPI' || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
+# MPICH's half-precision names (mpix_gpu.h, libgpucoll) on host buffers:
+# reduced through coll/gpu's handles; without coll/gpu moved but refused
+for np in 1 2 4; do
+  run "MPIX_C_FLOAT16/MPIX_BFLOAT16: SUM/PROD/MIN/MAX in Allreduce, Iallreduce, Reduce, Scan, Reduce_local; BAND refused; np $np" sh -c "
+    out=\$($MPIRUN --oversubscribe -np $np $B/test/mpi/test_mpix_half 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'test_mpix_half: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+done
+run "GPU half-precision test (test_gpu_half) skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_half | grep -q 'SKIP test_gpu_half: no CUDA device'"
+run "MPIX_C_FLOAT16/MPIX_BFLOAT16 without coll/gpu: moved, reductions refused (MPI_ERR_OP), np 2" sh -c "
+  out=\$($MPIRUN --oversubscribe -np 2 --mca coll ^gpu $B/test/mpi/test_mpix_half noload 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'test_mpix_half: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
 run "MPIX streams: with coll/gpu loaded the library finds its entry (driver stand-in), np 2" sh -c "
   out=\$($FAKE $MPIRUN --oversubscribe -np 2 $B/test/mpi/test_mpix loaded 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'not a valid CUDA stream' || { echo \"\$out\"; exit 1; }

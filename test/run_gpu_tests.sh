@@ -55,6 +55,8 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_allreduce 2 --mca coll_gpu_stream_order 0 GPUCOLL_TEST_ORDER=stale" \
            "test_gpu_direct 2" "test_gpu_direct 4" "test_gpu_comm_memory 2" \
            "test_gpu_reduce_local 1" "test_gpu_reduce_local 2" \
+           "test_gpu_half 2" "test_gpu_half 4" "test_gpu_half 2 --mca coll_gpu_persist 0" \
+           "test_gpu_half 4 --mca coll_gpu_allreduce_algorithm twoshot" \
            "test_gpu_reduce_local 1 --mca op_gpu_timeout 1 GPUCOLL_TEST_REDUCE_LOCAL=timeout" \
            $HIER_CFGS; do
   envs=""
