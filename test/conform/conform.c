@@ -397,6 +397,7 @@ void cf_init(int *argc, char ***argv)
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    cf_types_init();
     MPI_Comm_rank(MPI_COMM_WORLD, &cf.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &cf.size);
     cf.timeout = 60;

@@ -78,8 +78,14 @@ typedef struct {
     size_t extent;       /* MPI_Type_get_extent (pair types have padding) */
     cf_class_t cls;
 } cf_type_t;
-extern const cf_type_t cf_types[];
-extern const int cf_ntypes;
+extern cf_type_t cf_types[];
+extern int cf_ntypes;
+/* Half precision, MPIX_C_FLOAT16 and MPIX_BFLOAT16 (MPI_DATATYPE_NULL
+ * where coll/gpu does not provide them): the last two cf_types entries,
+ * filled by cf_init after MPI_Init, which leaves them out of cf_ntypes
+ * when they are missing */
+extern MPI_Datatype cf_half_types[2];
+void cf_types_init(void);
 typedef struct {
     MPI_Op op;
     const char *name;

@@ -11,11 +11,22 @@
 const char *const cf_form_names[CF_NFORMS] = { "blocking", "nonblocking", "persistent" };
 const char *const cf_rep_names[REP_N] = { "builtin", "contig", "vector", "resized" };
 const char *const cf_layout_names[LAY_N] = { "packed", "gaps", "reversed", "negative" };
-const MPI_Datatype cf_move_types[] = { MPI_BYTE, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_2INT,
-                                       MPI_C_DOUBLE_COMPLEX, MPI_LONG_DOUBLE, MPI_FLOAT };
+MPI_Datatype cf_move_types[] = { MPI_BYTE, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_2INT,
+                                 MPI_C_DOUBLE_COMPLEX, MPI_LONG_DOUBLE, MPI_FLOAT,
+                                 MPI_DATATYPE_NULL, MPI_DATATYPE_NULL };
 const char *const cf_move_type_names[] = { "byte", "short", "int", "double", "2int",
-                                           "double-complex", "long-double", "float" };
-const int cf_nmove_types = sizeof(cf_move_types) / sizeof(cf_move_types[0]);
+                                           "double-complex", "long-double", "float",
+                                           "float16", "bfloat16" };
+int cf_nmove_types = 8;
+
+void cf_move_types_init(void)
+{
+    if (MPI_DATATYPE_NULL != cf_half_types[0] && MPI_DATATYPE_NULL != cf_half_types[1]) {
+        cf_move_types[8] = cf_half_types[0];
+        cf_move_types[9] = cf_half_types[1];
+        cf_nmove_types = 10;
+    }
+}
 const char *const cf_counts_names[CNT_N] = { "uniform", "varied", "count0-some", "count0-all" };
 static const char *const coll_names[] = {
     "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Reduce_scatter",

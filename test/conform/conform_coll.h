@@ -146,9 +146,11 @@ void cf_move_run(const cf_call_t *c, cf_form_t form, cf_move_t *m);
 void cf_move_hooks(cf_move_t *m, cf_hooks_t *h);
 
 /* the predefined types the data-movement cases run: every element size */
-extern const MPI_Datatype cf_move_types[];
+extern MPI_Datatype cf_move_types[];
 extern const char *const cf_move_type_names[];
-extern const int cf_nmove_types;
+extern int cf_nmove_types;
+/* the half-precision handles (cf_half_types) join cf_move_types when present */
+void cf_move_types_init(void);
 #define CF_MOVE_INT 2
 #define CF_MOVE_FLOAT 7
 

@@ -271,6 +271,7 @@ void cf_test_move(const cf_comm_t *c)
     static const cf_coll_t vees[] = { C_GATHERV, C_SCATTERV, C_ALLGATHERV, C_ALLTOALLV };
     int sizes[8], ns = cf_sizes(sizeof(int), sizes), f, k, root, ip, ti, cnt, lay;
     size_t ci;
+    cf_move_types_init();
     for (f = 0; f < CF_NFORMS; ++f) {
         for (ci = 0; ci < sizeof(fixed) / sizeof(fixed[0]); ++ci) {
             cf_mv_t p = { .c = c, .coll = fixed[ci], .form = (cf_form_t) f, .ti = CF_MOVE_INT, .nullargs = 1 };

@@ -308,6 +308,18 @@ void cf_test_reduce(const cf_comm_t *c)
                     red_case(&p);
                 }
             }
+            /* half precision (where present): each of its four ops, in place and not */
+            for (k = 0; k < 2; ++k) {
+                const cf_type_t *h = cf_type_find(cf_half_types[k]);
+                for (o = 0; h && o < cf_nops; ++o) {
+                    for (ip = 0; cf_op_valid(h, cf_ops[o].op) && ip < 2; ++ip) {
+                        p = (cf_red_t) { .c = c, .coll = others[ci], .form = (cf_form_t) f,
+                                         .t = h, .op = o, .n = 7, .cnt = CNT_VARIED,
+                                         .inplace = ip };
+                        red_case(&p);
+                    }
+                }
+            }
             p = (cf_red_t) { .c = c, .coll = others[ci], .form = (cf_form_t) f,
                              .t = cf_type_find(MPI_INT), .op = op_of(MPI_SUM), .cnt = CNT_UNIFORM };
             ns = cf_sizes(sizeof(int), sizes);

@@ -10,7 +10,9 @@
  * value writers and the reference arithmetic cannot drift apart.
  */
 #include <complex.h>
+#include <dlfcn.h>
 #include <float.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,7 +76,8 @@ typedef struct { long double v; int i; } cf_ldouble_int;
 #endif
 
 #define ID(id, ...) id,
-enum { INT_TYPES(ID) FLOAT_TYPES(ID) COMPLEX_TYPES(ID) T_BOOL, T_BYTE, PAIR_TYPES(ID) T_COUNT };
+enum { INT_TYPES(ID) FLOAT_TYPES(ID) COMPLEX_TYPES(ID) T_BOOL, T_BYTE, PAIR_TYPES(ID) T_F16, T_BF16,
+       T_COUNT };
 #undef ID
 
 /* the names are stringified here, before MPI's macros expand */
@@ -83,13 +86,72 @@ enum { INT_TYPES(ID) FLOAT_TYPES(ID) COMPLEX_TYPES(ID) T_BOOL, T_BYTE, PAIR_TYPE
 #define FLOAT_ROW(id, mt, T, sc) ROW(id, mt, #mt, T, CF_FLOAT)
 #define COMPLEX_ROW(id, mt, T, sc) ROW(id, mt, #mt, T, CF_COMPLEX)
 #define PAIR_ROW(id, mt, T, sc) { mt, #mt, sizeof(((T *) 0)->v) + sizeof(int), sizeof(T), CF_PAIR },
-const cf_type_t cf_types[] = {
+cf_type_t cf_types[] = {
     INT_TYPES(INT_ROW) FLOAT_TYPES(FLOAT_ROW) COMPLEX_TYPES(COMPLEX_ROW)
     ROW(T_BOOL, MPI_C_BOOL, "MPI_C_BOOL", bool, CF_LOGICAL)
     ROW(T_BYTE, MPI_BYTE, "MPI_BYTE", unsigned char, CF_BYTE)
     PAIR_TYPES(PAIR_ROW)
+    /* handles made at run time: cf_types_init */
+    { MPI_DATATYPE_NULL, "MPIX_C_FLOAT16", 2, 2, CF_FLOAT },
+    { MPI_DATATYPE_NULL, "MPIX_BFLOAT16", 2, 2, CF_FLOAT },
 };
-const int cf_ntypes = T_COUNT;
+int cf_ntypes = T_F16;
+MPI_Datatype cf_half_types[2] = { MPI_DATATYPE_NULL, MPI_DATATYPE_NULL };
+
+/* The handles libgpucoll's MPIX_C_FLOAT16 / MPIX_BFLOAT16 are (through
+ * the same entry of coll/gpu, mpix/gpucoll_mpix_types.h), so that the
+ * test needs no CUDA library; missing where coll/gpu is not loaded. */
+void cf_types_init(void)
+{
+    typedef int (*half_fn_t)(int, MPI_Datatype *);
+    half_fn_t fn = (half_fn_t) dlsym(RTLD_DEFAULT, "mca_coll_gpu_half_type_v1");
+    if (NULL == fn || MPI_SUCCESS != fn(0, &cf_half_types[0]) ||
+        MPI_SUCCESS != fn(1, &cf_half_types[1])) {
+        cf_half_types[0] = cf_half_types[1] = MPI_DATATYPE_NULL;
+        return;
+    }
+    cf_types[T_F16].type = cf_half_types[0];
+    cf_types[T_BF16].type = cf_half_types[1];
+    cf_ntypes = T_COUNT;
+}
+
+/* binary16 / bfloat16 <-> float for the exact values of the test (small
+ * integers and halves: no rounding ever happens) */
+static float half_get(int id, const void *p)
+{
+    uint16_t h;
+    memcpy(&h, p, 2);
+    if (T_BF16 == id) {
+        uint32_t u = (uint32_t) h << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    {
+        const int e = (h >> 10) & 31, m = h & 1023;
+        const float v = 0 == e ? ldexpf((float) m, -24) : ldexpf((float) (1024 + m), e - 25);
+        return (h & 0x8000) ? -v : v;
+    }
+}
+
+static void half_put(int id, float f, void *p)
+{
+    uint16_t h;
+    if (T_BF16 == id) {
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        h = (uint16_t) (u >> 16);
+    } else {
+        const float a = fabsf(f);
+        int e = 0;
+        h = signbit(f) ? 0x8000 : 0;
+        if (a != 0) {
+            const float fr = frexpf(a, &e); /* a = fr * 2^e, fr in [0.5, 1) */
+            h |= (uint16_t) ((e + 14) << 10 | ((int) ldexpf(fr, 11) - 1024));
+        }
+    }
+    memcpy(p, &h, 2);
+}
 
 enum { O_MAX, O_MIN, O_SUM, O_PROD, O_LAND, O_BAND, O_LOR, O_BOR, O_LXOR, O_BXOR, O_MAXLOC, O_MINLOC,
        O_NONE };
@@ -228,6 +290,13 @@ void cf_value_op(const cf_type_t *t, MPI_Op op, int r, size_t i, int s, void *ds
     long double pv = (long double) ((i + (size_t) s + (size_t) r / 2) % 4);
     int pi = (i % 2) ? r * 3 + (int) (i % 5) : 1000 - 3 * r;
     switch (id) {
+    /* sums of up to 16 ranks stay below 2^11 (binary16) and 2^8
+     * (bfloat16): exact in any order, so any algorithm and accumulation
+     * width must give these bits */
+    case T_F16: case T_BF16:
+        real_value(o, T_F16 == id ? 0x1p4L : 0x1p1L, r, i, s, &re, &im);
+        half_put(id, (float) re, dst);
+        break;
 #define INT_STORE(id, mt, T, sg)                                                         \
     case id:                                                                             \
         *(T *) dst = (T) int_value(o, (int) sizeof(T) * 8, sg, r, i, s);                 \
@@ -280,6 +349,15 @@ void cf_reduce1(const cf_type_t *t, MPI_Op op, void *acc, const void *in)
 {
     int o = op_index(op);
     switch (type_id(t)) {
+    case T_F16: case T_BF16: {
+        const int id = type_id(t);
+        float a = half_get(id, acc), b = half_get(id, in);
+        if (o == O_MAX || o == O_MIN) a = MAXMIN(o, a, b);
+        else if (o == O_SUM) a = a + b;
+        else if (o == O_PROD) a = a * b;
+        half_put(id, a, acc);
+        break;
+    }
 #define INT_RED(id, mt, T, sg)                                                           \
     case id: {                                                                           \
         T a, b;                                                                          \
