@@ -232,5 +232,6 @@ run "man pages render without a warning (man -l --warnings, or groff -man -ww)" 
   done"
 run "docs/mca.md's MCA table is what ompi_info prints (docs/gen_mca_table.sh)" sh "$(dirname "$0")/../docs/gen_mca_table.sh" --check "$(dirname "$0")/../docs/mca.md"
 run "docs/results/README.md and the README's table are what tools/results_index.py writes from the newest runs" python3 "$T/tools/results_index.py" --check
+run "every command the README and docs/*.md show: run (no GPU: tools, ompi_info, the stand-in) or checked (options, targets, MCA names, links)" python3 "$T/test/docs/test_doc_commands.py" "$B" "$T"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

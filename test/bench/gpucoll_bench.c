@@ -177,6 +177,23 @@ int main(int argc, char **argv)
                 MPI_Finalize();
                 return 1;
             }
+        } else {
+            /* --help, or an option the benchmark does not know: the usage, before any
+             * device is looked for (so that it answers on a machine without GPU too) */
+            int help = !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
+            if (0 == rank) {
+                FILE *o = help ? stdout : stderr;
+                if (!help) {
+                    fprintf(o, "gpucoll_bench: unknown option or missing value: %s\n", argv[i]);
+                }
+                fprintf(o, "usage: gpucoll_bench [-c collective] [-b min_bytes] [-e max_bytes] "
+                        "[-n iters] [-r repetitions] [--no-nccl] [--nonblocking] [--csv file] "
+                        "[--json file]\ncollectives:");
+                for (int c = 0; c < B_N; ++c) fprintf(o, " %s", bname[c]);
+                fprintf(o, "\n");
+            }
+            MPI_Finalize();
+            return help ? 0 : 1;
         }
     }
     if (cudaSuccess != cudaGetDeviceCount(&ndev) || ndev < 1) {
