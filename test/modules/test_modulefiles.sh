@@ -2,8 +2,9 @@
 # The installed modulefiles, under Lmod and under Environment Modules:
 # "make install" into a scratch prefix, load, check that Open MPI finds the
 # component (ompi_info) with its own default path kept and the tools on
-# PATH, unload, check the environment is what it was.  Both with the
-# variable unset and already set.  Usage: test_modulefiles.sh BUILDDIR lmod|tcl
+# PATH and its man pages on MANPATH (man's own search path kept), unload,
+# check the environment is what it was.  Both with the variables unset and
+# already set.  Usage: test_modulefiles.sh BUILDDIR lmod|tcl
 # Lmod comes from Debian's lmod package; Environment Modules conflicts with
 # it there, so its modulecmd.tcl is used from the unpacked Debian package
 # (ENVMODULES_CMD, default /opt/envmodules/usr/lib/x86_64-linux-gnu/modulecmd.tcl).
@@ -37,9 +38,13 @@ default=$(ompi_info --parsable --param mca base --level 9 | sed -n 's/^mca:mca:b
 for preset in unset set; do
   if [ $preset = set ]; then
     export OMPI_MCA_mca_base_component_path=$(echo "$default" | tr ':' '\n' | while read -r d; do [ -d "$d" ] && printf '%s:' "$d"; done | sed 's/:$//')
+    export MANPATH=/usr/share/man
   else
-    unset OMPI_MCA_mca_base_component_path
+    unset OMPI_MCA_mca_base_component_path MANPATH
   fi
+  before_man=${MANPATH-UNSET}
+  # what man finds on its own before the module (none where man is missing)
+  sys_page=$(command -v man > /dev/null && man -w ls 2>/dev/null)
   before_path=$PATH
   before_var=${OMPI_MCA_mca_base_component_path-UNSET}
   module load gpucoll
@@ -48,6 +53,14 @@ for preset in unset set; do
   ompi_info --param coll gpu --level 9 2>/dev/null | grep -q "MCA coll: gpu" || fail "ompi_info does not list coll gpu after load ($preset)"
   ompi_info 2>/dev/null | grep -q "MCA coll: tuned" || fail "Open MPI's own components lost after load ($preset)"
   command -v gpucoll_bench > /dev/null || fail "gpucoll_bench not found on PATH"
+  case ":${MANPATH-}:" in *":$P/share/man:"*) ;; *) fail "man folder not on MANPATH after load ($preset): '${MANPATH-UNSET}'" ;; esac
+  [ -f "$P/share/man/man3/MPIX_Allreduce_enqueue.3" ] || fail "MPIX_Allreduce_enqueue.3 not installed under $P/share/man"
+  if command -v man > /dev/null; then
+    for page in MPIX_Allreduce_enqueue MPIX_Stream_free gpucoll-topo gpucoll_bench; do
+      case "$(man -w $page 2>/dev/null)" in "$P/share/man/"*) ;; *) fail "man -w $page does not find the installed page ($preset, MANPATH '$MANPATH')" ;; esac
+    done
+    [ -z "$sys_page" ] || [ "$(man -w ls 2>/dev/null)" = "$sys_page" ] || fail "man's own pages lost after load ($preset, MANPATH '$MANPATH')"
+  fi
   # MPICH's stream extension: an unchanged MPICH program builds against the
   # installed header and library through pkg-config, and runs (no GPU here:
   # it says so); CPATH alone finds the header
@@ -62,6 +75,8 @@ for preset in unset set; do
   module unload gpucoll
   [ "${OMPI_MCA_mca_base_component_path-UNSET}" = "$before_var" ] || fail "component path not restored ($preset): '${OMPI_MCA_mca_base_component_path-UNSET}' vs '$before_var'"
   [ "$(dedup "$PATH")" = "$(dedup "$before_path")" ] || fail "PATH not restored: $PATH vs $before_path"
+  [ "${MANPATH-UNSET}" = "$before_man" ] || fail "MANPATH not restored ($preset): '${MANPATH-UNSET}' vs '$before_man'"
+  [ -z "${GPUCOLL_MANPATH_ADDED:-}" ] || fail "MANPATH marker variable left behind ($preset)"
   [ -z "${GPUCOLL_OMPI_DEFAULT_ADDED:-}" ] || fail "marker variable left behind"
 done
 echo "modulefile ($FLAVOR): load, ompi_info, unload restore the environment"
