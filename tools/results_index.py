@@ -135,7 +135,11 @@ def index_text(res, runs, best):
            "Blocking MPI collectives on device buffers (float, sum), `gpucoll_bench` with its "
            "defaults, a", "GPU per rank, NCCL in the same run. Time in us, coll/gpu / NCCL; bold "
            "where NCCL is faster.", "Each run's folder holds its logs and, in its `README.md`, "
-           "the commands that made them.", ""]
+           "the commands that made them.", "",
+           "A new run goes in a folder `<kind>_<YYYY-MM-DD>_<subject>/` (kind: `h200x2`, "
+           "`h100x4`, ...;", "`h100` for one GPU) with that `README.md` and the benchmark's "
+           "listings (`bench_<collective>*.log`", "or `.txt`, as `gpucoll_bench` prints them); "
+           "then rerun the script.", ""]
     kinds = KINDS + sorted({k for k, _ in best} - set(KINDS))
     for kind in kinds:
         out.append("## %s" % kind_words(kind))
@@ -212,7 +216,8 @@ def main(argv):
     if not best:
         raise SystemExit("results_index.py: no benchmark run found under %s" % res)
     targets = [(os.path.join(res, "README.md"), lambda old: index_text(res, runs, best)),
-               (os.path.join(root, "README.md"), lambda old: replace_block(old, readme_block(best)))]
+               (os.path.join(root, "README.md"),
+                lambda old: replace_block(old, readme_block(best)))]
     stale = 0
     for path, make in targets:
         old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""

@@ -32,7 +32,8 @@ DOCS = sys.argv[3:] or (["README.md"] + sorted(os.path.relpath(p, T)
 DIAGRAMS = {"docs/architecture.md"}
 # commands of other projects shown for the reader to run on their machine
 EXTERNAL = {"nvidia-smi", "docker", "nvidia-cuda-mps-control", "cd", "mkdir", "export", "git"}
-TOOLS = {"gpucoll_bench": "test/bench/gpucoll_bench", "gpucoll_appbench": "test/bench/gpucoll_appbench",
+TOOLS = {"gpucoll_bench": "test/bench/gpucoll_bench",
+         "gpucoll_appbench": "test/bench/gpucoll_appbench",
          "gpucoll-topo": "tools/gpucoll-topo"}
 # options of Open MPI's own configure that the guide tells the reader about
 OMPI_CONFIGURE = {"--with-devel-headers"}
@@ -140,7 +141,8 @@ def check_mpirun(args, where, run_it):
         if not run_it:
             return
         # the reader's application: the host-collectives test under the stand-in
-        cmd = "env LD_LIBRARY_PATH='%s/test/fake' mpirun --oversubscribe %s '%s/test/mpi/test_host_colls'" % (
+        cmd = ("env LD_LIBRARY_PATH='%s/test/fake' mpirun --oversubscribe %s "
+               "'%s/test/mpi/test_host_colls'") % (
             B, " ".join(shlex.quote(unplace(a)) for a in args[:i]), B)
         rc, out = sh(cmd, COMPONENT_ENV)
         result(rc == 0 and " 0 failed" in out, "'%s' with the stand-in: rc %d: %s" % (
@@ -195,7 +197,8 @@ def check_simple(words, where, run_it):
                 result(o in text, "%s does not handle %s" % (script, o), where)
     elif w.endswith("configure"):
         check_options([a for a in args if a.startswith("--") and a not in OMPI_CONFIGURE],
-                      help_options(once("configure", "'%s/configure' --help" % T)), "configure", where)
+                      help_options(once("configure", "'%s/configure' --help" % T)), "configure",
+                      where)
     elif w == "make":
         for t in [a for a in args if not a.startswith("-")] or ["all"]:
             rc, out = sh("make -n -C '%s' %s" % (B, shlex.quote(t)), timeout=300)
@@ -218,7 +221,8 @@ def check_simple(words, where, run_it):
                    "module use %s: not a folder make install fills" % args[1], where)
     elif w == "spack":
         if args[:2] == ["repo", "add"]:
-            result(os.path.isfile(os.path.join(T, args[2], "repo.yaml")), "no Spack repo at %s" % args[2],
+            result(os.path.isfile(os.path.join(T, args[2], "repo.yaml")),
+                   "no Spack repo at %s" % args[2],
                    where)
         elif args[:1] == ["install"]:
             recipe = os.path.join(T, "spack/packages", args[1], "package.py")
@@ -228,16 +232,19 @@ def check_simple(words, where, run_it):
                 v = re.match(r"^[+~](\w+)$|^(\w+)=", a)
                 if v:
                     name = v.group(1) or v.group(2)
-                    ok = 'variant("%s"' % name in text or (name == "cuda_arch" and "CudaPackage" in text)
+                    ok = ('variant("%s"' % name in text or
+                          (name == "cuda_arch" and "CudaPackage" in text))
                     result(ok, "Spack package %s has no variant %s" % (args[1], name), where)
     elif w == "mpicc":
         pass   # the reader's program; the pkg-config part is checked above
     elif w == "pkg-config":
-        result(os.path.isfile(os.path.join(T, args[-1] + ".pc.in")), "no pkg-config file %s" % args[-1],
+        result(os.path.isfile(os.path.join(T, args[-1] + ".pc.in")),
+               "no pkg-config file %s" % args[-1],
                where)
     elif w == "man":
         page = args[-1]
-        result(bool(glob.glob(os.path.join(T, "man", "man*", page + ".[0-9]"))), "no man page %s" % page,
+        result(bool(glob.glob(os.path.join(T, "man", "man*", page + ".[0-9]"))),
+               "no man page %s" % page,
                where)
     elif w == "grep":
         pass   # the right side of a pipe, run with its left side
@@ -259,7 +266,8 @@ def check_command(cmd, where, run_it=True):
     cmd = re.sub(r"<[^>]*>", "X", cmd)
     for m in re.findall(r"\$\(pkg-config ([^)]*)\)", cmd):
         pkg = m.split()[-1]
-        result(os.path.isfile(os.path.join(T, pkg + ".pc.in")), "no pkg-config file %s" % pkg, where)
+        result(os.path.isfile(os.path.join(T, pkg + ".pc.in")), "no pkg-config file %s" % pkg,
+               where)
     cmd = re.sub(r"\$\(pkg-config [^)]*\)", "", cmd)
     # a pipe into grep that needs nothing but ompi_info is run as shown
     if re.match(r"^ompi_info( [^|]*)?\|\s*grep ", cmd):
@@ -312,7 +320,8 @@ def main():
     default = sh("ompi_info --parsable --param mca base --level 9")[1]
     m = re.search(r"mca_base_component_path:value:(.*)", default)
     paths = [d for d in (m.group(1).strip('"') if m else "").split(":") if os.path.isdir(d)]
-    COMPONENT_ENV = {"OMPI_MCA_mca_base_component_path": ":".join(paths + [os.path.join(B, ".libs")]),
+    COMPONENT_ENV = {"OMPI_MCA_mca_base_component_path":
+                     ":".join(paths + [os.path.join(B, ".libs")]),
                      "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     os.environ.update(COMPONENT_ENV)
     for doc in DOCS:
