@@ -370,7 +370,8 @@ __device__ bool execute(const gpu_ll_args_t &a, const ll_cmd &c, unsigned long l
      * visible to the reporting thread, and its release fence below is
      * cumulative over what it has seen (the pattern of a grid barrier);
      * a fence in each receiver warp cost 0.3-0.45 us of every reduce and
-     * allgather (docs/results/ab_eleventh_h200x2.log) */
+     * allgather (docs/results/h200x2_2026-11-22_resident_kernel/
+     * ab_2026-11-22_3544e71_h200x2.log) */
     cta_sync();
     if (!ll_ok) {
         return false;

@@ -200,7 +200,8 @@ GPU_XCHG_HD int gpu_ll_blocks_for(size_t len, int nblocks, size_t min_piece)
  * receivers get the larger share: a one-sided block (a reduce's root, a
  * bcast's leaves, ...) gives its side every warp but one, a two-sided
  * block three quarters to its receivers (an eighth or 3/8 as senders
- * measured slower; docs/results/ab_twelfth_h200x2.log: a 256 KiB reduce
+ * measured slower; docs/results/h200x2_2026-11-22_resident_kernel/
+ * ab_2026-11-22_9d82d59_h200x2.log: a 256 KiB reduce
  * 10.3 -> 8.7 us with 64 blocks).  Below that every thread has at most one
  * line either way and the split stays even.  A sending-only block keeps
  * its last warp out, so the reporting thread (the first one at or past the
