@@ -8,19 +8,25 @@
  * the communicator and attaches the stream to the copy as an attribute of
  * this library's keyval, with the per-communicator state below.
  *
- * An enqueued collective on a CUDA stream is three pieces of stream work,
- * so it is ordered with the application's kernels and can be captured into
- * a graph: copies of the inputs into pinned host memory, a host function
- * that runs the collective on those copies (coll/gpu's entry, through the
- * previous coll module, bounded by coll_gpu_timeout; CUDA runs host
- * functions on its own thread, hence MPI_THREAD_MULTIPLE), and copies of
- * the results back.  Small allreduces run as one kernel on the stream
- * instead where coll/gpu can (version 2 of its entry, gpucoll_mpix_abi.h).
+ * An enqueued collective on a CUDA stream runs as kernels on the stream
+ * where coll/gpu can (allreduce and alltoall, gpucoll_mpix_abi.h).  Else it
+ * is three pieces of stream work, so it is ordered with the application's
+ * kernels and can be captured into a graph: copies of the inputs into
+ * pinned host memory, a host function that runs the collective on those
+ * copies, and copies of the results back.  CUDA runs host functions on a
+ * thread of its own, where neither Open MPI (below MPI_THREAD_MULTIPLE)
+ * nor CUDA may be called, so the host function runs the library's own
+ * transport between the ranks of a node (gpucoll_mpix_shm.h), with ops and
+ * types resolved here on the application's thread.  Only a communicator
+ * across nodes, or a datatype with gaps the transport cannot move, goes
+ * through coll/gpu's host entry (the previous coll module, bounded by
+ * coll_gpu_timeout), which needs MPI_THREAD_MULTIPLE.
  * A captured call has pinned buffers of its own, kept as
  * long as its communicator (a graph may replay it any number of times);
  * eager calls share one pinned area per communicator (the stream runs them
  * one after another) and their descriptors go back to a free list once the
- * stream has passed them, so a steady stream of calls allocates nothing.  An error inside a host function (a timeout)
+ * stream has passed them, so a steady stream of calls allocates nothing.
+ * An error inside a host function (a timeout)
  * is reported by the next enqueue on that communicator; the stream goes on.
  */
 #include <dlfcn.h>
@@ -34,12 +40,9 @@
 #include <cuda_runtime_api.h>
 
 #include "mpix/gpucoll_mpix_abi.h"
+#include "mpix/gpucoll_mpix_int.h"
+#include "mpix/gpucoll_mpix_shm.h"
 #include "mpix/mpix_gpu.h"
-
-struct gpucoll_mpix_stream {
-    int is_cuda;
-    cudaStream_t cuda;
-};
 
 typedef struct gc_desc {
     struct gc_desc *next_all;  /* every descriptor of the communicator */
@@ -50,9 +53,13 @@ typedef struct gc_desc {
     void *own;                 /* a captured call's own pinned block (hs, hr in it) */
     struct gc_comm *owner;
     int persistent;            /* captured: kept until the communicator is freed */
+    int shm;                   /* through the host transport (sc), else call */
+    gcs_coll_t sc;
+    gpucoll_mpix_fold_t fold;
+    const char *fn;
 } gc_desc_t;
 
-typedef struct gc_comm {
+struct gc_comm {
     MPIX_Stream stream;
     pthread_mutex_t lock;
     gc_desc_t *all;            /* every descriptor made for this communicator */
@@ -65,7 +72,9 @@ typedef struct gc_comm {
     size_t stage_bytes;
     struct gc_area *retired;
     int pending_error;         /* from a host function, reported once */
-} gc_comm_t;
+    gcs_t *shm;                /* the host transport; NULL across nodes */
+    gc_p2p_t *p2p;             /* point-to-point descriptors (gpucoll_mpix_p2p.c) */
+};
 
 typedef struct gc_area {
     struct gc_area *next;
@@ -75,9 +84,7 @@ typedef struct gc_area {
 static int gc_keyval = MPI_KEYVAL_INVALID;
 static pthread_mutex_t gc_global = PTHREAD_MUTEX_INITIALIZER;
 
-static const gpucoll_mpix_abi_t *gc_abi(void);
-
-static int gc_fail(int code, const char *fn, const char *why)
+int gc_fail(int code, const char *fn, const char *why)
 {
     fprintf(stderr, "%s: %s\n", fn, why);
     return code;
@@ -210,6 +217,8 @@ static int gc_comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
     if (NULL != c->stage) {
         (void) cudaFreeHost(c->stage);
     }
+    gc_p2p_release(c);
+    gcs_destroy(c->shm);
     pthread_mutex_destroy(&c->lock);
     free(c);
     return MPI_SUCCESS;
@@ -244,6 +253,16 @@ int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm
             MPI_Comm_free(newcomm);
         }
     }
+    if (MPI_SUCCESS == ret && stream->is_cuda) {
+        /* collective: the host transport of the node's ranks */
+        const double limit = NULL != gc_abi() && gc_abi()->version >= 4 ? gc_abi()->timeout_s()
+                                                                         : 0.0;
+        ret = gcs_create(*newcomm, limit, &c->shm);
+        if (MPI_SUCCESS != ret) {
+            MPI_Comm_free(newcomm);
+            return ret;   /* the attribute's delete callback freed c */
+        }
+    }
     if (MPI_SUCCESS == ret && stream->is_cuda && NULL != gc_abi() && gc_abi()->version >= 2) {
         /* collective like this call: the GPU state of the kernel path now,
          * not at an enqueue (which must neither wait nor allocate) */
@@ -260,7 +279,7 @@ int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm
     return ret;
 }
 
-static gc_comm_t *gc_comm_of(MPI_Comm comm)
+gc_comm_t *gc_comm_of(MPI_Comm comm)
 {
     void *attr = NULL;
     int flag = 0;
@@ -271,8 +290,66 @@ static gc_comm_t *gc_comm_of(MPI_Comm comm)
     return attr;
 }
 
+gcs_t *gc_comm_shm(gc_comm_t *c)
+{
+    return c->shm;
+}
+
+MPIX_Stream gc_comm_stream(gc_comm_t *c)
+{
+    return c->stream;
+}
+
+gc_p2p_t **gc_comm_p2p(gc_comm_t *c)
+{
+    return &c->p2p;
+}
+
+int gc_comm_take_error(gc_comm_t *c)
+{
+    int ret;
+    pthread_mutex_lock(&c->lock);
+    ret = c->pending_error;
+    c->pending_error = MPI_SUCCESS;
+    pthread_mutex_unlock(&c->lock);
+    return ret;
+}
+
+void gc_comm_set_error(gc_comm_t *c, int code)
+{
+    pthread_mutex_lock(&c->lock);
+    if (MPI_SUCCESS == c->pending_error) {
+        c->pending_error = code;
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* MPICH's: the stream of a stream communicator (MPIX_STREAM_NULL for
+ * others); idx is for MPICH's multiplex communicators, which this library
+ * does not make: 0 (or -1) only */
+int MPIX_Comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *stream)
+{
+    gc_comm_t *c = gc_comm_of(comm);
+    if (NULL == stream || idx > 0 || idx < -1) {
+        return gc_fail(MPI_ERR_ARG, "MPIX_Comm_get_stream", "no output, or an index other "
+                       "than 0 (multiplex stream communicators are not made here)");
+    }
+    *stream = NULL != c ? c->stream : MPIX_STREAM_NULL;
+    return MPI_SUCCESS;
+}
+
+/* MPICH's: progress for a stream.  Nothing here waits for it: a CUDA
+ * stream's host functions drive the host transport themselves, and a
+ * stream made from MPI_INFO_NULL is the calling thread, whose MPI calls
+ * progress as any. */
+int MPIX_Stream_progress(MPIX_Stream stream)
+{
+    (void) stream;
+    return MPI_SUCCESS;
+}
+
 /* coll/gpu's entry, or NULL when coll/gpu is not loaded into this process */
-static const gpucoll_mpix_abi_t *gc_abi(void)
+const gpucoll_mpix_abi_t *gc_abi(void)
 {
     static const gpucoll_mpix_abi_t *abi;
     static int looked;
@@ -308,13 +385,10 @@ static int gc_run(const gpucoll_mpix_call_t *call, MPI_Count total, int cuda_thr
 static void gc_host_fn(void *arg)
 {
     gc_desc_t *d = arg;
-    const int ret = gc_run(&d->call, d->total, 1);
+    const int ret = d->shm ? gcs_coll(d->owner->shm, &d->sc, d->fn)
+                           : gc_run(&d->call, d->total, 1);
     if (MPI_SUCCESS != ret) {
-        pthread_mutex_lock(&d->owner->lock);
-        if (MPI_SUCCESS == d->owner->pending_error) {
-            d->owner->pending_error = ret;
-        }
-        pthread_mutex_unlock(&d->owner->lock);
+        gc_comm_set_error(d->owner, ret);
     }
 }
 
@@ -388,21 +462,9 @@ static int gc_run(const gpucoll_mpix_call_t *call, MPI_Count total, int cuda_thr
     return MPI_SUCCESS;
 }
 
-/* MPI's arguments of one enqueue, counts as given */
-typedef struct {
-    gpucoll_mpix_coll_t coll;
-    const void *sendbuf;
-    void *recvbuf;
-    MPI_Count scount, rcount;
-    MPI_Datatype stype, rtype;
-    MPI_Op op;
-    int root;
-    MPI_Comm comm;
-    const char *fn;
-} gc_args_t;
-
 /* what this rank copies in and out, in elements of stype (in) and rtype (out) */
-static void gc_extents(const gc_args_t *a, int rank, int n, MPI_Count *in_count, MPI_Count *out_count,
+static void gc_extents(const gc_args_t *a, int rank, int n, MPI_Count *in_count,
+                       MPI_Count *out_count,
                        int *in_from_recvbuf)
 {
     *in_from_recvbuf = MPI_IN_PLACE == a->sendbuf;
@@ -438,7 +500,7 @@ static void gc_extents(const gc_args_t *a, int rank, int n, MPI_Count *in_count,
 
 /* pinned host memory, also while the application captures in global mode
  * (an allocation is an unsafe call there: this thread's is the library's own) */
-static void *gc_pinned(size_t bytes)
+void *gc_pinned(size_t bytes)
 {
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     void *p = NULL;
@@ -513,16 +575,86 @@ static gc_desc_t *gc_desc_get(gc_comm_t *c, size_t hs_bytes, size_t hr_bytes, in
     return d;
 }
 
-static int gc_enqueue(const gc_args_t *a)
+/* elements of t lie end to end without a gap at either end (padding
+ * inside an element, as MPI_SHORT_INT's, rides along); dense: no padding */
+static int gc_spanned(MPI_Datatype t, MPI_Aint *ext, int *dense)
+{
+    MPI_Aint lb, tlb, text;
+    int size = 0;
+    if (MPI_SUCCESS != MPI_Type_get_extent(t, &lb, ext) ||
+        MPI_SUCCESS != MPI_Type_get_true_extent(t, &tlb, &text) ||
+        MPI_SUCCESS != MPI_Type_size(t, &size)) {
+        return 0;
+    }
+    *dense = (MPI_Aint) size == *ext;
+    return lb == tlb && *ext == text && *ext > 0;
+}
+
+static int gc_named(MPI_Datatype t)
+{
+    int ni, na, nt, comb = -1;
+    return MPI_SUCCESS == MPI_Type_get_envelope(t, &ni, &na, &nt, &comb) &&
+           MPI_COMBINER_NAMED == comb;
+}
+
+/* Whether the host transport runs a (on the application's thread: the op
+ * and the types are resolved here), filling d->sc but for its buffers.
+ * The answer depends on the op and on types every rank passes alike, but
+ * for movement collectives whose ranks mix dense and gapped types. */
+static int gc_shm_plan(gc_comm_t *c, const gc_args_t *a, gc_desc_t *d)
+{
+    MPI_Aint sext = 0, rext = 0;
+    int sdense = 0, rdense = 0;
+    gcs_coll_t *sc = &d->sc;
+    const int in_place = MPI_IN_PLACE == a->sendbuf;
+
+    if (NULL == c->shm || !gc_spanned(a->rtype, &rext, &rdense)) {
+        return 0;
+    }
+    memset(sc, 0, sizeof(*sc));
+    sc->coll = a->coll;
+    sc->root = a->root;
+    switch (a->coll) {
+    case GPUCOLL_MPIX_ALLREDUCE:
+    case GPUCOLL_MPIX_REDUCE:
+    case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
+        if (gc_abi()->version < 4 ||
+            MPI_SUCCESS != gc_abi()->host_fold(a->rtype, a->op, &d->fold) ||
+            !(d->fold.user || rdense || gc_named(a->rtype))) {
+            return 0;
+        }
+        sc->fold = &d->fold;
+        sc->apply = gc_abi()->fold_apply;
+        sc->esize = (size_t) rext;
+        sc->bytes = (size_t) ((GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == a->coll ? a->rcount
+                                                                             : a->scount) * rext);
+        return 1;
+    case GPUCOLL_MPIX_BCAST:
+        sc->bytes = (size_t) (a->scount * rext);
+        return 1;
+    default:
+        if (!in_place && !gc_spanned(a->stype, &sext, &sdense)) {
+            return 0;
+        }
+        if (!in_place && !(sdense && rdense) && a->stype != a->rtype) {
+            return 0;
+        }
+        sc->bytes = (size_t) (a->rcount * rext);
+        /* a block moves as bytes: both sides' blocks must be as long */
+        return in_place || (size_t) (a->scount * sext) == sc->bytes;
+    }
+}
+
+int gc_enqueue(const gc_args_t *a)
 {
     gc_comm_t *c = gc_comm_of(a->comm);
     MPI_Count in_count, out_count;
     size_t in_bytes, out_bytes;
     MPI_Aint in_lb, out_lb;
-    int rank, n, in_from_recvbuf, level, ret, one_buffer;
+    int rank, n, in_from_recvbuf, level, ret, one_buffer, shm;
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     cudaStream_t st;
-    gc_desc_t *d;
+    gc_desc_t *d, plan;
     gpucoll_mpix_call_t call;
     char *hin, *hout;
     const char *uin;
@@ -557,16 +689,7 @@ static int gc_enqueue(const gc_args_t *a)
                        "(ompi_info | grep 'coll: gpu'; module load gpucoll): enqueued "
                        "collectives on a CUDA stream need it");
     }
-    MPI_Query_thread(&level);
-    if (level < MPI_THREAD_MULTIPLE) {
-        return gc_fail(MPI_ERR_OTHER, a->fn, "a CUDA stream's collectives run on CUDA's "
-                       "host-function thread: initialize MPI with MPI_Init_thread("
-                       "MPI_THREAD_MULTIPLE)");
-    }
-    pthread_mutex_lock(&c->lock);
-    ret = c->pending_error;
-    c->pending_error = MPI_SUCCESS;
-    pthread_mutex_unlock(&c->lock);
+    ret = gc_comm_take_error(c);
     if (MPI_SUCCESS != ret) {
         return ret;   /* an earlier enqueued call of this communicator failed */
     }
@@ -583,6 +706,20 @@ static int gc_enqueue(const gc_args_t *a)
                                         a->rtype, a->comm, c->stream->cuda);
         if (GPUCOLL_MPIX_NOT_TAKEN != ret) {
             return ret;
+        }
+    }
+    shm = gc_shm_plan(c, a, &plan);
+    if (!shm) {
+        MPI_Query_thread(&level);
+        if (level < MPI_THREAD_MULTIPLE) {
+            return gc_fail(MPI_ERR_OTHER, a->fn, NULL == c->shm
+                           ? "this stream communicator spans nodes (or its shared-memory "
+                             "segment could not be made): its collectives run through Open "
+                             "MPI on CUDA's host-function thread, which needs "
+                             "MPI_Init_thread(MPI_THREAD_MULTIPLE)"
+                           : "this op or datatype (a Fortran op, or a type with gaps) runs "
+                             "through Open MPI on CUDA's host-function thread, which needs "
+                             "MPI_Init_thread(MPI_THREAD_MULTIPLE)");
         }
     }
     MPI_Comm_rank(a->comm, &rank);
@@ -606,6 +743,8 @@ static int gc_enqueue(const gc_args_t *a)
     }
     d->call = call;
     d->total = a->scount;
+    d->fn = a->fn;
+    d->shm = shm;
     /* the copies keep the user's offsets: the collective sees the same layout */
     hin = (char *) d->hs - in_lb;
     hout = one_buffer ? (char *) d->hs - out_lb : NULL != d->hr ? (char *) d->hr - out_lb : NULL;
@@ -621,6 +760,17 @@ static int gc_enqueue(const gc_args_t *a)
         d->call.sendbuf = hin;
         d->call.recvbuf = out_bytes > 0 ? hout : NULL;
     }
+    if (shm) {
+        /* the transport's dense view: the spans start at the pinned copies */
+        d->sc = plan.sc;
+        d->fold = plan.fold;
+        d->sc.fold = &d->fold;
+        d->sc.in = (const char *) d->hs;
+        d->sc.out = one_buffer ? (char *) d->hs : (char *) d->hr;
+        if (GPUCOLL_MPIX_ALLGATHER == a->coll && one_buffer) {
+            d->sc.in = (const char *) d->hs + (size_t) rank * d->sc.bytes;
+        }
+    }
     if (cudaSuccess != cudaLaunchHostFunc(st, gc_host_fn, d)) {
         goto fail_stream;
     }
@@ -635,109 +785,4 @@ static int gc_enqueue(const gc_args_t *a)
     return MPI_SUCCESS;
 fail_stream:
     return gc_fail(MPI_ERR_OTHER, a->fn, cudaGetErrorString(cudaGetLastError()));
-}
-
-/* ---- MPICH's entry points -------------------------------------------------------- */
-
-static int gc_one(gpucoll_mpix_coll_t coll, const char *fn, const void *sendbuf, void *recvbuf,
-                  MPI_Count count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm)
-{
-    const gc_args_t a = { .coll = coll, .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = count,
-                          .rcount = count, .stype = type, .rtype = type, .op = op, .root = root,
-                          .comm = comm, .fn = fn };
-    return gc_enqueue(&a);
-}
-
-static int gc_two(gpucoll_mpix_coll_t coll, const char *fn, const void *sendbuf, MPI_Count scount,
-                  MPI_Datatype stype, void *recvbuf, MPI_Count rcount, MPI_Datatype rtype,
-                  MPI_Comm comm)
-{
-    const gc_args_t a = { .coll = coll, .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = scount,
-                          .rcount = rcount, .stype = stype, .rtype = rtype, .op = MPI_OP_NULL,
-                          .root = 0, .comm = comm, .fn = fn };
-    return gc_enqueue(&a);
-}
-
-int MPIX_Allreduce_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count count,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return gc_one(GPUCOLL_MPIX_ALLREDUCE, "MPIX_Allreduce_enqueue", sendbuf, recvbuf, count,
-                  datatype, op, 0, comm);
-}
-
-int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                           MPI_Op op, MPI_Comm comm)
-{
-    return MPIX_Allreduce_enqueue_c(sendbuf, recvbuf, count, datatype, op, comm);
-}
-
-int MPIX_Bcast_enqueue_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
-                         MPI_Comm comm)
-{
-    return gc_one(GPUCOLL_MPIX_BCAST, "MPIX_Bcast_enqueue", NULL, buffer, count, datatype,
-                  MPI_OP_NULL, root, comm);
-}
-
-int MPIX_Bcast_enqueue(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return MPIX_Bcast_enqueue_c(buffer, count, datatype, root, comm);
-}
-
-int MPIX_Reduce_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count count,
-                          MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
-{
-    return gc_one(GPUCOLL_MPIX_REDUCE, "MPIX_Reduce_enqueue", sendbuf, recvbuf, count, datatype,
-                  op, root, comm);
-}
-
-int MPIX_Reduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, int root, MPI_Comm comm)
-{
-    return MPIX_Reduce_enqueue_c(sendbuf, recvbuf, count, datatype, op, root, comm);
-}
-
-int MPIX_Allgather_enqueue_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm)
-{
-    return gc_two(GPUCOLL_MPIX_ALLGATHER, "MPIX_Allgather_enqueue", sendbuf, sendcount, sendtype,
-                  recvbuf, recvcount, recvtype, comm);
-}
-
-int MPIX_Allgather_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return MPIX_Allgather_enqueue_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm);
-}
-
-int MPIX_Reduce_scatter_block_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    const gc_args_t a = { .coll = GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK,
-                          .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = 0,
-                          .rcount = recvcount, .stype = datatype, .rtype = datatype, .op = op,
-                          .root = 0, .comm = comm, .fn = "MPIX_Reduce_scatter_block_enqueue" };
-    return gc_enqueue(&a);
-}
-
-int MPIX_Reduce_scatter_block_enqueue(const void *sendbuf, void *recvbuf, int recvcount,
-                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return MPIX_Reduce_scatter_block_enqueue_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
-}
-
-int MPIX_Alltoall_enqueue_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                            MPI_Comm comm)
-{
-    return gc_two(GPUCOLL_MPIX_ALLTOALL, "MPIX_Alltoall_enqueue", sendbuf, sendcount, sendtype,
-                  recvbuf, recvcount, recvtype, comm);
-}
-
-int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return MPIX_Alltoall_enqueue_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                   comm);
 }

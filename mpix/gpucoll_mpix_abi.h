@@ -4,7 +4,9 @@
  * previous coll module, with coll/gpu's bounded wait (version 1); set up a
  * stream communicator's GPU state and run a small allreduce as one kernel
  * on the stream (version 2); larger allreduces and alltoalls as kernels
- * on the stream (version 3).  coll/gpu exports
+ * on the stream (version 3); what the library's own host transport needs
+ * to reduce without calling Open MPI from CUDA's host-function thread
+ * (version 4).  coll/gpu exports
  * the table below under GPUCOLL_MPIX_ABI_SYMBOL; the library finds it with
  * dlsym (Open MPI loads components into the global namespace) and says
  * that coll/gpu is not loaded when it is absent.  The version grows when
@@ -16,7 +18,7 @@
 #include <mpi.h>
 
 #define GPUCOLL_MPIX_ABI_SYMBOL "mca_coll_gpu_mpix_v1"
-#define GPUCOLL_MPIX_ABI_VERSION 3
+#define GPUCOLL_MPIX_ABI_VERSION 4
 /* stream_allreduce's answer when the call is not one its kernel takes */
 #define GPUCOLL_MPIX_NOT_TAKEN (-1)
 
@@ -41,6 +43,17 @@ typedef struct {
     int root;
     MPI_Comm comm;
 } gpucoll_mpix_call_t;
+
+/* How the host transport folds count elements of a call's datatype:
+ * resolved on the application's thread (host_fold), applied on any thread
+ * (fold_apply) without a call into Open MPI.  Opaque to the library. */
+typedef struct {
+    int user;                 /* 1: the application's MPI_User_function */
+    int gop, gdt;             /* else: this project's functors (gpu_op_t, gpu_dtype_t) */
+    size_t per;               /* functor elements per element of the call's datatype */
+    void (*fn)(void *, void *, int *, MPI_Datatype *);
+    MPI_Datatype type;        /* what fn is given */
+} gpucoll_mpix_fold_t;
 
 typedef struct {
     int version;
@@ -68,6 +81,17 @@ typedef struct {
     int (*stream_alltoall)(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                            MPI_Comm comm, void *cuda_stream);
+    /* Version 4.  On the application's thread: how op folds type (the
+     * functors for predefined ops on predefined types, pair types and types
+     * made of one predefined type; the application's function for its own
+     * ops); MPI_ERR_OP where neither applies (a Fortran or C++ op, a
+     * predefined op the functors lack).  On any thread, no Open MPI call:
+     * inout[i] = in[i] op inout[i] for count elements, in MPI's order. */
+    int (*host_fold)(MPI_Datatype type, MPI_Op op, gpucoll_mpix_fold_t *fold);
+    void (*fold_apply)(const gpucoll_mpix_fold_t *fold, const void *in, void *inout,
+                       size_t count);
+    /* coll_gpu_timeout in seconds: the bound of every wait of the library */
+    double (*timeout_s)(void);
 } gpucoll_mpix_abi_t;
 
 #endif /* GPUCOLL_MPIX_ABI_H */

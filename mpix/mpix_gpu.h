@@ -16,10 +16,23 @@
  * on the stream before it, and work queued after it sees its result.  It
  * can be captured into a CUDA graph.  A stream made from MPI_INFO_NULL is
  * the calling thread itself: its collectives run at once.  GPU streams
- * need coll/gpu loaded in Open MPI (the calls say so otherwise) and
- * MPI_THREAD_MULTIPLE (see the README: the collective runs on CUDA's
- * host-function thread).  On a stream communicator use the enqueue forms
- * (or synchronize the stream before any other collective on it).
+ * need coll/gpu loaded in Open MPI (the calls say so otherwise), and any
+ * thread level (plain MPI_Init): what no kernel on the stream takes runs
+ * in a host function over the library's own shared-memory transport
+ * between the ranks of a node, which never calls Open MPI.  Only stream
+ * communicators across nodes, and datatypes with gaps, need
+ * MPI_THREAD_MULTIPLE (the calls say so).  On a stream communicator use
+ * the enqueue forms (or synchronize the stream before any other
+ * collective on it).
+ *
+ * Point to point (MPICH's too): MPIX_Isend_enqueue / MPIX_Irecv_enqueue
+ * return a request that MPIX_Wait_enqueue / MPIX_Waitall_enqueue (only)
+ * complete in the stream's order; peers on the same node; sends and
+ * receives of a communicator progress together in any of its waits;
+ * receives match in the sender's order by tag (MPI_ANY_TAG, not
+ * MPI_ANY_SOURCE).  MPIX_Comm_get_stream and MPIX_Stream_progress are
+ * MPICH's; its multiplex stream communicators (MPIX_Stream_send and
+ * friends) are for threads, not GPU streams, and are not provided.
  */
 #ifndef MPIX_GPU_H
 #define MPIX_GPU_H
@@ -73,7 +86,30 @@ int MPIX_Reduce_scatter_block_enqueue(const void *sendbuf, void *recvbuf, int re
 int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
+int MPIX_Comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *stream);
+int MPIX_Stream_progress(MPIX_Stream stream);
+
+int MPIX_Send_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm);
+int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, MPI_Status *status);
+int MPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, MPI_Request *request);
+int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                       MPI_Comm comm, MPI_Request *request);
+int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status);
+int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
+                         MPI_Status *array_of_statuses);
+
 /* large-count forms */
+int MPIX_Send_enqueue_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm);
+int MPIX_Recv_enqueue_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm, MPI_Status *status);
+int MPIX_Isend_enqueue_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                         int tag, MPI_Comm comm, MPI_Request *request);
+int MPIX_Irecv_enqueue_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                         MPI_Comm comm, MPI_Request *request);
 int MPIX_Allreduce_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPIX_Bcast_enqueue_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,

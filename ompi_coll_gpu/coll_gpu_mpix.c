@@ -10,12 +10,20 @@
  * A stream communicator's allreduces and alltoalls run as kernels on the
  * stream instead (engine/gpu_engine_stream.c), set up when the
  * communicator is made.
+ *
+ * Version 4 serves the library's own host transport (mpix/gpucoll_mpix_shm.c),
+ * which needs no thread level: the op and type are resolved here on the
+ * application's thread, and the fold then runs this project's functors or
+ * the application's own MPI_User_function on CUDA's thread, neither of
+ * which is a call into Open MPI.
  */
 #include "ompi_config.h"
 
 #include "coll_gpu.h"
 
 #include "opal/runtime/opal_progress.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/op/op.h"
 #include "ompi/request/request.h"
 
 #include "mpix/gpucoll_mpix_abi.h"
@@ -174,6 +182,85 @@ static int mca_coll_gpu_mpix_stream_alltoall(const void *sbuf, MPI_Count scount,
     return MPI_SUCCESS;
 }
 
+/* the predefined type whose elements make up type, and how many of them
+ * one element of type holds (itself and 1 for a predefined type) */
+static int mca_coll_gpu_mpix_base(struct ompi_datatype_t *type, struct ompi_datatype_t **base,
+                                  size_t *per)
+{
+    size_t size = 0, bsize = 0;
+    if (ompi_datatype_is_predefined(type)) {
+        *base = type;
+        *per = 1;
+        return 1;
+    }
+    *base = ompi_datatype_get_single_predefined_type_from_args(type);
+    if (NULL == *base) {
+        return 0;
+    }
+    ompi_datatype_type_size(type, &size);
+    ompi_datatype_type_size(*base, &bsize);
+    if (0 == bsize || 0 != size % bsize) {
+        return 0;
+    }
+    *per = size / bsize;
+    return 1;
+}
+
+static int mca_coll_gpu_mpix_host_fold(MPI_Datatype type, MPI_Op op, gpucoll_mpix_fold_t *f)
+{
+    struct ompi_op_t *o = (struct ompi_op_t *) op;
+    struct ompi_datatype_t *base;
+    gpu_dtype_t dt;
+    gpu_op_t gop;
+
+    memset(f, 0, sizeof(*f));
+    if (!ompi_op_is_intrinsic(o)) {
+        /* the application's C function; Fortran and C++ ops take other
+         * arguments (and Java's a VM) */
+        if (0 != (o->o_flags & (OMPI_OP_FLAGS_FORTRAN_FUNC | OMPI_OP_FLAGS_JAVA_FUNC)) ||
+            NULL == o->o_func.c_fn) {
+            return MPI_ERR_OP;
+        }
+        f->user = 1;
+        f->fn = (void (*)(void *, void *, int *, MPI_Datatype *)) o->o_func.c_fn;
+        f->type = type;
+        return MPI_SUCCESS;
+    }
+    /* a derived type of one predefined type folds as that type's elements;
+     * its layout is the library's business (it passes dense data only) */
+    if (!mca_coll_gpu_mpix_base((struct ompi_datatype_t *) type, &base, &f->per) ||
+        !mca_coll_gpu_map(base, o, &dt, &gop)) {
+        return MPI_ERR_OP;
+    }
+    f->gop = (int) gop;
+    f->gdt = (int) dt;
+    return MPI_SUCCESS;
+}
+
+static void mca_coll_gpu_mpix_fold_apply(const gpucoll_mpix_fold_t *f, const void *in,
+                                         void *inout, size_t count)
+{
+    if (!f->user) {
+        (void) gpu_reduce_host(inout, in, count * f->per, (gpu_op_t) f->gop,
+                               (gpu_dtype_t) f->gdt);
+        return;
+    }
+    /* MPI's function counts in int: pieces of INT_MAX elements */
+    ptrdiff_t lb = 0, ext = 0;
+    ompi_datatype_get_extent((struct ompi_datatype_t *) f->type, &lb, &ext);
+    for (size_t done = 0; done < count;) {
+        MPI_Datatype t = f->type;
+        int len = count - done > INT_MAX ? INT_MAX : (int) (count - done);
+        f->fn((char *) in + done * ext, (char *) inout + done * ext, &len, &t);
+        done += (size_t) len;
+    }
+}
+
+static double mca_coll_gpu_mpix_timeout(void)
+{
+    return mca_coll_gpu_timeout_s();
+}
+
 __thread int mca_coll_gpu_in_cuda_callback;
 
 MCA_COLL_GPU_DECLSPEC const gpucoll_mpix_abi_t mca_coll_gpu_mpix_v1 = {
@@ -182,4 +269,7 @@ MCA_COLL_GPU_DECLSPEC const gpucoll_mpix_abi_t mca_coll_gpu_mpix_v1 = {
     .stream_comm_prepare = mca_coll_gpu_mpix_prepare,
     .stream_allreduce = mca_coll_gpu_mpix_stream_allreduce,
     .stream_alltoall = mca_coll_gpu_mpix_stream_alltoall,
+    .host_fold = mca_coll_gpu_mpix_host_fold,
+    .fold_apply = mca_coll_gpu_mpix_fold_apply,
+    .timeout_s = mca_coll_gpu_mpix_timeout,
 };

@@ -213,6 +213,25 @@ run "persistent collectives, --mca coll gpu alone, np 2" sh -c "$MPIRUN --oversu
 run "application benchmark (gpucoll_appbench) skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/bench/gpucoll_appbench | grep -q 'SKIP gpucoll_appbench: no CUDA device visible'"
 run "GPU enqueue test (MPIX streams) skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_enqueue | grep -q 'SKIP test_gpu_enqueue: no CUDA device visible'"
 run "MPICH-style stream demo builds unchanged and reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/mpix_enqueue_demo | grep -q 'no GPU present'"
+# MPICH's stream API under plain MPI_Init through both CUDA stand-ins (the
+# runtime's streams are threads: host functions run off the MPI thread; no
+# kernels, so every call takes libgpucoll's host transport): the stream
+# test program and the demo, eager and graph-captured, checked against
+# host references; MPI_THREAD_MULTIPLE is neither asked for nor given
+RT="env LD_LIBRARY_PATH=$B/test/fake/rt:$B/test/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+for np in 1 2 3 4; do
+  run "MPICH-style stream program, plain MPI_Init (CUDA runtime + driver stand-ins), np $np" sh -c "
+    out=\$($RT $MPIRUN --oversubscribe -np $np $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'thread level 0' || { echo \"\$out\"; echo 'not plain MPI_Init'; exit 1; }
+    echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+done
+run "MPICH-style stream program: rank 1 skips a bcast, the others go on after 2 s naming it, np 3" sh -c "
+  out=\$($RT $MPIRUN --oversubscribe -np 3 --mca coll_gpu_timeout 2 $B/test/mpi/test_mpix_stream timeout 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'waited 2 s for rank 1' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+run "MPICH-style stream demo, plain MPI_Init, eager and 1000 graph replays (CUDA stand-ins), np 2" sh -c "
+  out=\$($RT $MPIRUN --oversubscribe -np 2 $B/demo/mpix_enqueue_demo 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'graph replays: correct' || { echo \"\$out\"; exit 1; }"
 run "demo reports no GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/demo/allreduce_demo | grep -q 'no GPU present'"
 run "configure refuses an Open MPI series it has no interface for (6.0), naming it" sh -c "
   tmp=\$(mktemp -d); trap 'rm -rf \$tmp' EXIT

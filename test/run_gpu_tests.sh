@@ -76,6 +76,30 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
   [ -n "$p" ] || { p=0; f=1; echo "(no summary: crashed)"; echo "$out" | tail -20; }
   pass=$((pass+p)); fail=$((fail+f))
 done
+# MPICH's stream API under plain MPI_Init (test/mpi/test_mpix_stream: collectives,
+# MINLOC pairs, a user op, point to point, eager and graph-captured) and the
+# MPICH-style demo, 2 and 4 ranks on the visible GPUs
+if [ -z "${ONLY:-}" ]; then
+  for np in 2 4; do
+    echo "== test_mpix_stream np $np (plain MPI_Init)"
+    out=$($MPIRUN --oversubscribe --bind-to none -np $np "$B/test/mpi/test_mpix_stream" 2>&1)
+    echo "$out" | grep -E "FAIL|passed|SKIP|rank" | head -20
+    if echo "$out" | grep -q "SKIP"; then :
+    elif echo "$out" | grep -qE 'test_mpix_stream: [0-9]+ passed, 0 failed'; then
+      pass=$((pass+1))
+    else
+      fail=$((fail+1)); echo "FAIL test_mpix_stream np $np"; echo "$out" | tail -10
+    fi
+    out=$($MPIRUN --oversubscribe --bind-to none -np $np "$B/demo/mpix_enqueue_demo" 2>&1)
+    echo "$out" | grep -E "demo|replay" | head -3
+    if echo "$out" | grep -q "no GPU present"; then :
+    elif echo "$out" | grep -q "graph replays: correct"; then
+      pass=$((pass+1))
+    else
+      fail=$((fail+1)); echo "FAIL mpix_enqueue_demo np $np (plain MPI_Init)"
+    fi
+  done
+fi
 # the virtual-node runs above really took the hierarchy: the timing file names it
 if [ -n "$HIER_CFGS" ]; then
   tf=$(mktemp -d)

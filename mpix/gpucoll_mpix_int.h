@@ -1,0 +1,56 @@
+/*
+ * What libgpucoll's files share (not installed): the stream object, the
+ * per-communicator state and the helpers the point-to-point file uses.
+ */
+#ifndef GPUCOLL_MPIX_INT_H
+#define GPUCOLL_MPIX_INT_H
+
+#include <cuda_runtime_api.h>
+
+#include "mpix/gpucoll_mpix_abi.h"
+#include "mpix/mpix_gpu.h"
+
+struct gpucoll_mpix_stream {
+    int is_cuda;
+    cudaStream_t cuda;
+};
+
+/* MPI's arguments of one enqueue, counts as given */
+typedef struct {
+    gpucoll_mpix_coll_t coll;
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Count scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
+    const char *fn;
+} gc_args_t;
+
+typedef struct gc_comm gc_comm_t;
+typedef struct gc_p2p gc_p2p_t;
+
+/* one enqueued collective (gpucoll_mpix.c) */
+int gc_enqueue(const gc_args_t *a);
+/* says why on stderr, returns code */
+int gc_fail(int code, const char *fn, const char *why);
+/* the stream state of comm, NULL when it has none */
+gc_comm_t *gc_comm_of(MPI_Comm comm);
+/* coll/gpu's entry, NULL when it is not loaded */
+const gpucoll_mpix_abi_t *gc_abi(void);
+/* pinned host memory, also while the application captures */
+void *gc_pinned(size_t bytes);
+/* the per-communicator state the point-to-point file uses */
+struct gcs;
+struct gcs *gc_comm_shm(gc_comm_t *c);
+MPIX_Stream gc_comm_stream(gc_comm_t *c);
+gc_p2p_t **gc_comm_p2p(gc_comm_t *c);
+/* an error of an earlier host function, once; MPI_SUCCESS when none */
+int gc_comm_take_error(gc_comm_t *c);
+/* a host function failed: the next enqueue on c reports it */
+void gc_comm_set_error(gc_comm_t *c, int code);
+/* the communicator goes: its point-to-point descriptors with it */
+void gc_p2p_release(gc_comm_t *c);
+
+#endif /* GPUCOLL_MPIX_INT_H */

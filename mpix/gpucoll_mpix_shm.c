@@ -1,0 +1,600 @@
+/*
+ * libgpucoll's host transport over POSIX shared memory (design in
+ * gpucoll_mpix_shm.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpix/gpucoll_mpix_shm.h"
+
+#define GCS_LINE 64
+#define GCS_HDR 16
+#define GCS_MAGIC 0x67637331u   /* "gcs1" */
+
+/* per rank: two counters, each on a line of its own */
+typedef struct {
+    uint64_t posted;
+    char pad0[GCS_LINE - 8];
+    uint64_t done;
+    char pad1[GCS_LINE - 8];
+} gcs_ctl_t;
+
+typedef struct {
+    uint64_t head;
+    char pad0[GCS_LINE - 8];
+    uint64_t tail;
+    char pad1[GCS_LINE - 8];
+} gcs_ring_ctl_t;
+
+typedef struct {
+    uint32_t magic;
+    int nranks;
+    uint64_t slot_bytes, ring_bytes;
+    char pad[GCS_LINE - 24];
+} gcs_head_t;
+
+struct gcs {
+    char *base;
+    size_t map_bytes;
+    int rank, nranks;
+    size_t slot_bytes, ring_bytes;
+    double timeout_s;
+    uint64_t round;           /* the last round this rank began */
+    int broken;
+    char name[MPI_MAX_OBJECT_NAME];
+    pthread_mutex_t lock;     /* the active list */
+    gcs_msg_t *active;
+    gcs_msg_t **rcur;         /* per source: the receive being filled */
+    gcs_msg_t **scur;         /* per destination: the send being written */
+};
+
+static size_t gcs_layout(int n, size_t slot, size_t ring, size_t *ctl_off, size_t *slot_off,
+                         size_t *ring_off)
+{
+    *ctl_off = sizeof(gcs_head_t);
+    *slot_off = *ctl_off + (size_t) n * sizeof(gcs_ctl_t);
+    *ring_off = *slot_off + (size_t) n * slot;
+    return *ring_off + (size_t) n * n * (sizeof(gcs_ring_ctl_t) + ring);
+}
+
+static gcs_ctl_t *gcs_ctl(const gcs_t *t, int r)
+{
+    size_t c, s, g;
+    gcs_layout(t->nranks, t->slot_bytes, t->ring_bytes, &c, &s, &g);
+    return (gcs_ctl_t *) (t->base + c) + r;
+}
+
+static char *gcs_slot(const gcs_t *t, int r)
+{
+    size_t c, s, g;
+    gcs_layout(t->nranks, t->slot_bytes, t->ring_bytes, &c, &s, &g);
+    return t->base + s + (size_t) r * t->slot_bytes;
+}
+
+/* the ring from src to dst: its counters, then its bytes */
+static gcs_ring_ctl_t *gcs_ring(const gcs_t *t, int src, int dst)
+{
+    size_t c, s, g;
+    gcs_layout(t->nranks, t->slot_bytes, t->ring_bytes, &c, &s, &g);
+    return (gcs_ring_ctl_t *) (t->base + g +
+                               ((size_t) src * t->nranks + dst) *
+                               (sizeof(gcs_ring_ctl_t) + t->ring_bytes));
+}
+
+static double gcs_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static size_t gcs_env_size(const char *name, size_t dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    unsigned long long x;
+    if (NULL == v || '\0' == *v) {
+        return dflt;
+    }
+    x = strtoull(v, &end, 0);
+    return '\0' == *end && x >= 4096 ? (size_t) x : dflt;
+}
+
+int gcs_create(MPI_Comm comm, double timeout_s, gcs_t **out)
+{
+    static int counter;
+    MPI_Comm node;
+    gcs_t *t;
+    struct {
+        char name[64];
+        unsigned long long slot, ring;
+    } hello;
+    size_t c, s, g, bytes = 0;
+    int nnode, ok = 1, all_ok = 0, fd = -1, ret, len = 0;
+    const char *why = NULL;
+
+    *out = NULL;
+    ret = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (MPI_SUCCESS != ret) {
+        return ret;
+    }
+    MPI_Comm_size(node, &nnode);
+    MPI_Comm_free(&node);
+    t = calloc(1, sizeof(*t));
+    if (NULL == t) {
+        return MPI_ERR_NO_MEM;
+    }
+    MPI_Comm_rank(comm, &t->rank);
+    MPI_Comm_size(comm, &t->nranks);
+    /* the same on every rank: no segment across nodes */
+    if (nnode != t->nranks) {
+        free(t);
+        return MPI_SUCCESS;
+    }
+    t->timeout_s = timeout_s > 0 ? timeout_s : 60.0;
+    MPI_Comm_get_name(comm, t->name, &len);
+    if (0 == len) {
+        snprintf(t->name, sizeof(t->name), "a stream communicator of %d ranks", t->nranks);
+    }
+    memset(&hello, 0, sizeof(hello));
+    if (0 == t->rank) {
+        /* a slot fits 16 MiB over the node, a ring 8 MiB over all pairs
+         * (containers often give /dev/shm 64 MiB); both are touched only
+         * as far as they are used */
+        const size_t n = (size_t) t->nranks;
+        size_t slot = gcs_env_size("GPUCOLL_STREAM_SLOT_BYTES", (16u << 20) / n);
+        size_t ring = gcs_env_size("GPUCOLL_STREAM_RING_BYTES", (8u << 20) / (n * n));
+        slot = slot > (1u << 20) ? (1u << 20) : slot < 65536 ? 65536 : slot;
+        ring = ring > (256u << 10) ? (256u << 10) : ring < 16384 ? 16384 : ring;
+        if (NULL != getenv("GPUCOLL_STREAM_SLOT_BYTES")) {
+            slot = gcs_env_size("GPUCOLL_STREAM_SLOT_BYTES", slot);
+        }
+        hello.slot = (slot + 4095) & ~(size_t) 4095;
+        hello.ring = (ring + 4095) & ~(size_t) 4095;
+        snprintf(hello.name, sizeof(hello.name), "/gpucoll-%ld-%d-%lx", (long) getpid(),
+                 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED),
+                 (unsigned long) (gcs_now() * 1e9) & 0xffffffful);
+        bytes = gcs_layout(t->nranks, hello.slot, hello.ring, &c, &s, &g);
+        fd = shm_open(hello.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0 || 0 != ftruncate(fd, (off_t) bytes)) {
+            why = strerror(errno);
+            ok = 0;
+            hello.name[0] = '\0';
+        }
+    }
+    ret = MPI_Bcast(&hello, (int) sizeof(hello), MPI_BYTE, 0, comm);
+    if (MPI_SUCCESS != ret) {
+        goto out_fd;
+    }
+    t->slot_bytes = hello.slot;
+    t->ring_bytes = hello.ring;
+    t->map_bytes = bytes = gcs_layout(t->nranks, hello.slot, hello.ring, &c, &s, &g);
+    if ('\0' != hello.name[0] && 0 != t->rank) {
+        fd = shm_open(hello.name, O_RDWR, 0600);
+        if (fd < 0) {
+            why = strerror(errno);
+            ok = 0;
+        }
+    }
+    if (ok && '\0' != hello.name[0]) {
+        t->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (MAP_FAILED == t->base) {
+            t->base = NULL;
+            why = strerror(errno);
+            ok = 0;
+        }
+    }
+    if (ok && 0 == t->rank) {
+        gcs_head_t *h = (gcs_head_t *) t->base;
+        h->nranks = t->nranks;
+        h->slot_bytes = hello.slot;
+        h->ring_bytes = hello.ring;
+        __atomic_store_n(&h->magic, GCS_MAGIC, __ATOMIC_RELEASE);
+    }
+    /* every rank has it mapped (or failed): the name can go */
+    ret = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (0 == t->rank && '\0' != hello.name[0]) {
+        (void) shm_unlink(hello.name);
+    }
+    if (MPI_SUCCESS != ret || !all_ok) {
+        if (NULL != why) {   /* the ranks share a node: worth saying */
+            fprintf(stderr, "gpucoll: rank %d: no shared-memory transport for %s: %s\n",
+                    t->rank, t->name, why);
+        }
+        goto out_fd;
+    }
+    if (0 != t->rank && GCS_MAGIC != __atomic_load_n(&((gcs_head_t *) t->base)->magic,
+                                                     __ATOMIC_ACQUIRE)) {
+        /* rank 0 wrote it before the allreduce: cannot happen */
+        goto out_fd;
+    }
+    close(fd);
+    t->rcur = calloc((size_t) t->nranks, sizeof(*t->rcur));
+    t->scur = calloc((size_t) t->nranks, sizeof(*t->scur));
+    if (NULL == t->rcur || NULL == t->scur) {
+        gcs_destroy(t);
+        return MPI_ERR_NO_MEM;
+    }
+    pthread_mutex_init(&t->lock, NULL);
+    *out = t;
+    return MPI_SUCCESS;
+
+out_fd:
+    if (NULL != t->base) {
+        munmap(t->base, bytes);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    free(t);
+    return ret;
+}
+
+void gcs_destroy(gcs_t *t)
+{
+    if (NULL == t) {
+        return;
+    }
+    if (NULL != t->base) {
+        munmap(t->base, t->map_bytes);
+        pthread_mutex_destroy(&t->lock);
+    }
+    free(t->rcur);
+    free(t->scur);
+    free(t);
+}
+
+int gcs_size(const gcs_t *t)
+{
+    return t->nranks;
+}
+
+int gcs_rank(const gcs_t *t)
+{
+    return t->rank;
+}
+
+static int gcs_timed_out(gcs_t *t, const char *fn, const char *what, int peer)
+{
+    fprintf(stderr, "%s on %s: rank %d waited %g s for rank %d (%s); the communicator's "
+            "enqueued calls fail from here on (coll_gpu_timeout)\n", fn, t->name, t->rank,
+            t->timeout_s, peer, what);
+    t->broken = 1;
+    return MPI_ERR_OTHER;
+}
+
+/* a short spin, then the core goes to others (ranks may share cores) */
+static void gcs_pause(unsigned *spins)
+{
+    if (++*spins > 256) {
+        sched_yield();
+    }
+}
+
+/* every rank's counter (posted or done) has reached round */
+static int gcs_meet(gcs_t *t, int done, const char *fn)
+{
+    const double start = gcs_now();
+    gcs_ctl_t *me = gcs_ctl(t, t->rank);
+    unsigned spins = 0;
+
+    __atomic_store_n(done ? &me->done : &me->posted, t->round, __ATOMIC_RELEASE);
+    for (int k = 1; k < t->nranks; ++k) {
+        const int r = (t->rank + k) % t->nranks;
+        gcs_ctl_t *p = gcs_ctl(t, r);
+        while (__atomic_load_n(done ? &p->done : &p->posted, __ATOMIC_ACQUIRE) < t->round) {
+            if (gcs_now() - start > t->timeout_s) {
+                return gcs_timed_out(t, fn, done ? "end of a round" : "its part", r);
+            }
+            gcs_pause(&spins);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* out = x_0 op x_1 op ... op x_{n-1} of the slots' pieces at off */
+static void gcs_fold(gcs_t *t, const gcs_coll_t *c, size_t off, size_t len, char *out)
+{
+    const int n = t->nranks;
+    memcpy(out, gcs_slot(t, n - 1) + off, len);
+    for (int r = n - 2; r >= 0; --r) {
+        c->apply(c->fold, gcs_slot(t, r) + off, out, len / c->esize);
+    }
+}
+
+/*
+ * The buffers, all dense host memory (in == out for in-place calls):
+ *   allreduce, reduce: in and out of bytes (out only at the root for reduce);
+ *   bcast: in == out, bytes;
+ *   allgather: in of bytes (this rank's block), out of nranks blocks;
+ *   alltoall: in and out of nranks blocks of bytes;
+ *   reduce_scatter_block: in of nranks blocks of bytes, out one block.
+ */
+int gcs_coll(gcs_t *t, const gcs_coll_t *c, const char *fn)
+{
+    const int n = t->nranks, me = t->rank;
+    const int per_peer = GPUCOLL_MPIX_ALLTOALL == c->coll ||
+                         GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == c->coll;
+    const int folds = GPUCOLL_MPIX_ALLREDUCE == c->coll || GPUCOLL_MPIX_REDUCE == c->coll ||
+                      GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == c->coll;
+    size_t piece = per_peer ? t->slot_bytes / (size_t) n : t->slot_bytes;
+    char *mine = gcs_slot(t, me);
+    int ret = MPI_SUCCESS;
+
+    if (t->broken) {
+        fprintf(stderr, "%s on %s: an earlier call timed out\n", fn, t->name);
+        return MPI_ERR_OTHER;
+    }
+    if (folds) {
+        piece -= piece % c->esize;
+        if (0 == piece || 0 == c->esize) {
+            fprintf(stderr, "%s on %s: an element of %zu bytes does not fit a slot of %zu "
+                    "(GPUCOLL_STREAM_SLOT_BYTES)\n", fn, t->name, c->esize, t->slot_bytes);
+            return MPI_ERR_TRUNCATE;
+        }
+    } else {
+        piece &= ~(size_t) 63;
+    }
+    if (GPUCOLL_MPIX_ALLGATHER == c->coll && c->in != c->out + (size_t) me * c->bytes) {
+        memcpy(c->out + (size_t) me * c->bytes, c->in, c->bytes);
+    }
+    for (size_t off = 0; MPI_SUCCESS == ret && off < c->bytes; off += piece) {
+        const size_t len = c->bytes - off < piece ? c->bytes - off : piece;
+        ++t->round;
+        /* write: this rank's piece(s) into its slot */
+        switch (c->coll) {
+        case GPUCOLL_MPIX_BCAST:
+            if (me == c->root) {
+                memcpy(mine, c->in + off, len);
+            }
+            break;
+        case GPUCOLL_MPIX_ALLTOALL:
+        case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
+            for (int q = 0; q < n; ++q) {
+                memcpy(mine + (size_t) q * piece, c->in + (size_t) q * c->bytes + off, len);
+            }
+            break;
+        default:
+            memcpy(mine, c->in + off, len);
+            break;
+        }
+        ret = gcs_meet(t, 0, fn);
+        if (MPI_SUCCESS != ret) {
+            break;
+        }
+        /* read: what this rank keeps of the round */
+        switch (c->coll) {
+        case GPUCOLL_MPIX_ALLREDUCE:
+            gcs_fold(t, c, 0, len, c->out + off);
+            break;
+        case GPUCOLL_MPIX_REDUCE:
+            if (me == c->root) {
+                gcs_fold(t, c, 0, len, c->out + off);
+            }
+            break;
+        case GPUCOLL_MPIX_BCAST:
+            if (me != c->root) {
+                memcpy(c->out + off, gcs_slot(t, c->root), len);
+            }
+            break;
+        case GPUCOLL_MPIX_ALLGATHER:
+            for (int r = 0; r < n; ++r) {
+                if (r != me) {
+                    memcpy(c->out + (size_t) r * c->bytes + off, gcs_slot(t, r), len);
+                }
+            }
+            break;
+        case GPUCOLL_MPIX_ALLTOALL:
+            for (int r = 0; r < n; ++r) {
+                memcpy(c->out + (size_t) r * c->bytes + off,
+                       gcs_slot(t, r) + (size_t) me * piece, len);
+            }
+            break;
+        default:
+            gcs_fold(t, c, (size_t) me * piece, len, c->out + off);
+            break;
+        }
+        ret = gcs_meet(t, 1, fn);
+    }
+    return ret;
+}
+
+/* ---- point to point ---------------------------------------------------------- */
+
+/* copy len bytes between a ring and flat memory, across its end */
+static void gcs_ring_copy(char *ring, size_t rbytes, uint64_t pos, char *flat, size_t len,
+                          int to_ring)
+{
+    const size_t at = (size_t) (pos % rbytes), first = rbytes - at < len ? rbytes - at : len;
+    if (to_ring) {
+        memcpy(ring + at, flat, first);
+        memcpy(ring, flat + first, len - first);
+    } else {
+        memcpy(flat, ring + at, first);
+        memcpy(flat + first, ring, len - first);
+    }
+}
+
+static size_t gcs_pad(size_t b)
+{
+    return (b + GCS_HDR - 1) & ~(size_t) (GCS_HDR - 1);
+}
+
+/* as much of send m as its ring takes now */
+static void gcs_push(gcs_t *t, gcs_msg_t *m)
+{
+    gcs_ring_ctl_t *rc = gcs_ring(t, t->rank, m->peer);
+    char *ring = (char *) (rc + 1);
+    const uint64_t head = rc->head, tail = __atomic_load_n(&rc->tail, __ATOMIC_ACQUIRE);
+    size_t room = t->ring_bytes - (size_t) (head - tail), len;
+    uint64_t at = head;
+
+    if (!m->hdr) {
+        uint64_t h[2] = { m->bytes, (uint64_t) (uint32_t) m->tag };
+        if (room < GCS_HDR) {
+            return;
+        }
+        gcs_ring_copy(ring, t->ring_bytes, at, (char *) h, GCS_HDR, 1);
+        at += GCS_HDR;
+        room -= GCS_HDR;
+        m->hdr = 1;
+    }
+    len = gcs_pad(m->bytes) - m->moved;
+    len = len < room ? len : room;
+    if (len > 0) {
+        /* the padding is never read: only the message's own bytes go */
+        const size_t real = m->moved < m->bytes ? m->bytes - m->moved : 0;
+        gcs_ring_copy(ring, t->ring_bytes, at, m->buf + m->moved, len < real ? len : real, 1);
+        at += len;
+        m->moved += len;
+    }
+    __atomic_store_n(&rc->head, at, __ATOMIC_RELEASE);
+    m->complete = m->moved == gcs_pad(m->bytes);
+}
+
+/* the first posted receive from src that takes tag */
+static gcs_msg_t *gcs_match(gcs_t *t, int src, int tag)
+{
+    for (gcs_msg_t *m = t->active; NULL != m; m = m->next) {
+        if (!m->send && !m->hdr && m->peer == src && (MPI_ANY_TAG == m->tag || m->tag == tag)) {
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* as much of the message from src as has arrived */
+static void gcs_pull(gcs_t *t, int src)
+{
+    gcs_ring_ctl_t *rc = gcs_ring(t, src, t->rank);
+    char *ring = (char *) (rc + 1);
+    uint64_t tail = rc->tail;
+    const uint64_t head = __atomic_load_n(&rc->head, __ATOMIC_ACQUIRE);
+    gcs_msg_t *m = t->rcur[src];
+    size_t len;
+
+    if (NULL == m) {
+        uint64_t h[2];
+        if (head - tail < GCS_HDR) {
+            return;
+        }
+        gcs_ring_copy(ring, t->ring_bytes, tail, (char *) h, GCS_HDR, 0);
+        m = gcs_match(t, src, (int) (uint32_t) h[1]);
+        if (NULL == m) {
+            return;   /* its receive is not posted yet */
+        }
+        m->hdr = 1;
+        m->got = (size_t) h[0];
+        m->got_tag = (int) (uint32_t) h[1];
+        if (m->got > m->bytes) {
+            m->err = MPI_ERR_TRUNCATE;
+        }
+        tail += GCS_HDR;
+        t->rcur[src] = m;
+    }
+    len = gcs_pad(m->got) - m->moved;
+    len = len < head - tail ? len : (size_t) (head - tail);
+    if (len > 0) {
+        const size_t want = m->moved < m->bytes && m->moved < m->got
+                            ? (m->bytes < m->got ? m->bytes : m->got) - m->moved : 0;
+        gcs_ring_copy(ring, t->ring_bytes, tail, m->buf + m->moved, len < want ? len : want, 0);
+        m->moved += len;
+        tail += len;
+    }
+    __atomic_store_n(&rc->tail, tail, __ATOMIC_RELEASE);
+    if (m->moved == gcs_pad(m->got)) {
+        m->complete = 1;
+        t->rcur[src] = NULL;
+        if (MPI_STATUS_IGNORE != m->status) {
+            m->status->MPI_SOURCE = src;
+            m->status->MPI_TAG = m->got_tag;
+            m->status->MPI_ERROR = m->err;
+            /* Open MPI's count field (MPI_Status_set_elements is an MPI call) */
+            m->status->_ucount = m->got < m->bytes ? m->got : m->bytes;
+            m->status->_cancelled = 0;
+        }
+    }
+}
+
+void gcs_post(gcs_t *t, gcs_msg_t *m)
+{
+    gcs_msg_t **p;
+    m->moved = m->got = 0;
+    m->hdr = m->complete = m->err = 0;
+    m->next = NULL;
+    pthread_mutex_lock(&t->lock);
+    for (p = &t->active; NULL != *p; p = &(*p)->next) {
+    }
+    *p = m;
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* one pass over every posted message; completed ones leave the list */
+static void gcs_progress(gcs_t *t)
+{
+    gcs_msg_t **p;
+    pthread_mutex_lock(&t->lock);
+    for (gcs_msg_t *m = t->active; NULL != m; m = m->next) {
+        if (m->send && !m->complete && (NULL == t->scur[m->peer] || m == t->scur[m->peer])) {
+            t->scur[m->peer] = m;
+            gcs_push(t, m);
+            if (m->complete) {
+                t->scur[m->peer] = NULL;
+            }
+        }
+    }
+    for (int r = 0; r < t->nranks; ++r) {
+        if (r != t->rank) {
+            gcs_pull(t, r);
+        }
+    }
+    for (p = &t->active; NULL != *p;) {
+        if ((*p)->complete) {
+            *p = (*p)->next;
+        } else {
+            p = &(*p)->next;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+int gcs_wait(gcs_t *t, gcs_msg_t *const *m, int n, const char *fn)
+{
+    const double start = gcs_now();
+    unsigned spins = 0;
+    int ret = MPI_SUCCESS;
+
+    if (t->broken) {
+        fprintf(stderr, "%s on %s: an earlier call timed out\n", fn, t->name);
+        return MPI_ERR_OTHER;
+    }
+    for (int i = 0; i < n; ++i) {
+        while (!m[i]->complete) {
+            gcs_progress(t);
+            if (m[i]->complete) {
+                break;
+            }
+            if (gcs_now() - start > t->timeout_s) {
+                return gcs_timed_out(t, fn, m[i]->send ? "room for a send"
+                                     : "a message it receives", m[i]->peer);
+            }
+            gcs_pause(&spins);
+        }
+        if (MPI_SUCCESS != m[i]->err && MPI_SUCCESS == ret) {
+            ret = m[i]->err;
+            fprintf(stderr, "%s on %s: rank %d sent %zu bytes to a receive of %zu\n", fn,
+                    t->name, m[i]->peer, m[i]->got, m[i]->bytes);
+        }
+    }
+    return ret;
+}

@@ -1,0 +1,94 @@
+/*
+ * libgpucoll's host transport: what an enqueued call that no kernel takes
+ * runs on, without Open MPI and so at any thread level.
+ *
+ * Why: CUDA runs a stream's host functions on a thread of its own.  Open
+ * MPI may be called from there only under MPI_THREAD_MULTIPLE, which
+ * programs written for MPICH's stream API do not ask for.  So everything
+ * that needs Open MPI happens on the application's thread (the segment is
+ * made at MPIX_Stream_comm_create, ops and types are resolved at the
+ * enqueue) and the host function only moves bytes through shared memory
+ * and folds them with this project's functors or the application's own
+ * MPI_User_function.
+ *
+ * How: one POSIX shared-memory segment per stream communicator whose ranks
+ * share a node, made by rank 0 under a unique name, mapped by every rank
+ * and unlinked once all have it (nothing is left behind by a crash).  It
+ * holds, per rank, two counters on cache lines of their own and a slot;
+ * and per ordered pair of ranks a byte ring for point-to-point messages.
+ *
+ * A collective goes in rounds: every rank writes its piece into its own
+ * slot, publishes the round number (release), waits until every rank has
+ * (acquire), reads or folds the pieces it needs from the slots, then says
+ * it is done with the round and waits for every rank's done before the
+ * next round rewrites its slot.  Folds run in rank order from the last rank
+ * down (inout = x_r op inout), so user ops need only be associative and
+ * every rank computes the same bits.  Rounds are numbered per communicator:
+ * a stream runs its communicator's calls one at a time.
+ *
+ * A message is a 16-byte header (bytes, tag) then its payload, padded to
+ * 16, in the ring from sender to receiver (head advanced by the sender,
+ * tail by the receiver).  A receive takes the first message whose tag it
+ * accepts, in the order the peer sent them (MPI's non-overtaking rule);
+ * sends complete once the ring holds them, so a halo exchange's sends and
+ * receives progress together in any wait.
+ *
+ * Every wait is bounded by the timeout given at creation; a wait that runs
+ * out names the rank it waited for, and the transport then refuses every
+ * later call (its rounds are out of step with the peers').
+ */
+#ifndef GPUCOLL_MPIX_SHM_H
+#define GPUCOLL_MPIX_SHM_H
+
+#include <stddef.h>
+
+#include <mpi.h>
+
+#include "mpix/gpucoll_mpix_abi.h"
+
+typedef struct gcs gcs_t;
+
+/* Collective over comm, on the application's thread.  *out is NULL (and
+ * MPI_SUCCESS returned) where comm's ranks span nodes or the segment could
+ * not be made on every rank (the rank that failed says why). */
+int gcs_create(MPI_Comm comm, double timeout_s, gcs_t **out);
+void gcs_destroy(gcs_t *t);
+
+/* One collective on host memory laid out densely (see gcs_coll's comment
+ * in the .c file for each collective's buffers); any thread, no MPI. */
+typedef struct {
+    gpucoll_mpix_coll_t coll;
+    const char *in;
+    char *out;
+    size_t bytes;             /* per block (allgather, alltoall, reduce_scatter_block) or all */
+    size_t esize;             /* bytes of one element of the fold (reductions) */
+    int root;
+    const gpucoll_mpix_fold_t *fold;
+    void (*apply)(const gpucoll_mpix_fold_t *, const void *, void *, size_t);
+} gcs_coll_t;
+
+int gcs_coll(gcs_t *t, const gcs_coll_t *c, const char *fn);
+
+/* A point-to-point message on host memory. */
+typedef struct gcs_msg {
+    int send;
+    int peer, tag;            /* tag MPI_ANY_TAG: a receive takes any */
+    char *buf;
+    size_t bytes;             /* send: its size; receive: the room */
+    MPI_Status *status;       /* receive: filled when complete, or MPI_STATUS_IGNORE */
+    /* progress, reset when posted */
+    size_t moved, got;
+    int hdr, complete, err, got_tag;
+    struct gcs_msg *next;     /* the transport's active list */
+} gcs_msg_t;
+
+/* The stream reached the call that posted m. */
+void gcs_post(gcs_t *t, gcs_msg_t *m);
+/* Progresses every posted message until the n given are complete or the
+ * timeout; MPI_SUCCESS, or the first error (MPI_ERR_TRUNCATE, a timeout). */
+int gcs_wait(gcs_t *t, gcs_msg_t *const *m, int n, const char *fn);
+
+int gcs_size(const gcs_t *t);
+int gcs_rank(const gcs_t *t);
+
+#endif /* GPUCOLL_MPIX_SHM_H */
