@@ -144,9 +144,12 @@ def check_mpirun(args, where, run_it):
         cmd = ("env LD_LIBRARY_PATH='%s/test/fake' mpirun --oversubscribe %s "
                "'%s/test/mpi/test_host_colls'") % (
             B, " ".join(shlex.quote(unplace(a)) for a in args[:i]), B)
-        rc, out = sh(cmd, COMPONENT_ENV)
-        result(rc == 0 and " 0 failed" in out, "'%s' with the stand-in: rc %d: %s" % (
-            cmd, rc, out[-300:]), where)
+        env = dict(COMPONENT_ENV, OMPI_MCA_coll_gpu_verbose="1")
+        rc, out = sh(cmd, env)
+        # the stand-in in effect: coll/gpu enabled, as on a GPU node, and the results right
+        result(rc == 0 and " 0 failed" in out and "coll/gpu: enabled on MPI_COMM_WORLD" in out,
+               "'%s' with the stand-in (coll/gpu must be enabled): rc %d: %s" % (
+                   cmd, rc, out[-300:]), where)
     else:
         result(False, "mpirun runs '%s': no rule for this program" % prog, where)
 
