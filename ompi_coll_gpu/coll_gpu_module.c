@@ -20,6 +20,7 @@
 
 #include "kernels/gpu_ll.h"
 #include "util/gpu_cuda_drv.h"
+#include "util/gpu_host_ranges.h"
 
 /* every (function, module) pair we may call: retained in enable,
  * released in the destructor */
@@ -233,10 +234,11 @@ static int mca_coll_gpu_cpu_readable(const void *buf)
  * Host buffers seen before, by address: a host-buffer program asks the
  * driver nothing after its first call per buffer (the two pointer queries
  * of an 8-byte host allreduce cost it 0.2-0.3 us of 0.45-0.65, measured on
- * the H100 host).  A host address never turns into a device one: with
- * unified addressing CUDA hands out device, managed and pool memory from
- * ranges the driver holds mapped.  Racy updates are harmless (a word each,
- * and a miss only asks the driver again).
+ * the H100 host).  Only addresses that stay host memory for the life of
+ * the process are kept (util/gpu_host_ranges.h): a freed mmap'd host
+ * buffer's range may hold device memory next (it did on 4x H100, and the
+ * host library crashed reading it).  Racy updates are harmless (a word
+ * each, and a miss only asks the driver again).
  */
 #define GPU_HOST_SEEN 256
 static uintptr_t mca_coll_gpu_host_seen[GPU_HOST_SEEN];
@@ -258,14 +260,17 @@ int mca_coll_gpu_is_device(const void *buf)
         return 0;
     }
     const size_t h = mca_coll_gpu_host_slot(a);
-    if (mca_coll_gpu_host_seen[h] == a || mca_coll_gpu_host_seen[h ^ 1] == a) {
+    if ((mca_coll_gpu_host_seen[h] == a || mca_coll_gpu_host_seen[h ^ 1] == a) &&
+        gpu_host_ranges_permanent(a)) {
         return 0;   /* two ways: two buffers of one call never push each other out */
     }
     kind = gpu_drv_mem_kind(buf, NULL, MCA_COLL_GPU_ORDER_FIRST_USE ==
                             mca_coll_gpu_component.stream_order ? &marked : NULL);
     if (GPU_MEM_HOST == kind) {
         /* the free way, else the second: two buffers of one set both stay */
-        mca_coll_gpu_host_seen[0 == mca_coll_gpu_host_seen[h] ? h : h ^ 1] = a;
+        if (gpu_host_ranges_permanent(a)) {
+            mca_coll_gpu_host_seen[0 == mca_coll_gpu_host_seen[h] ? h : h ^ 1] = a;
+        }
         return 0;
     }
     if (GPU_MEM_BROKEN == kind) {

@@ -15,6 +15,7 @@
 #include "op_gpu.h"
 
 #include "util/gpu_cuda_drv.h"
+#include "util/gpu_host_ranges.h"
 
 _Static_assert(OMPI_OP_BASE_TYPE_MAX <= MCA_OP_GPU_MAX_SLOTS,
                "op/gpu: more op table slots than trampolines");
@@ -22,10 +23,10 @@ _Static_assert(OMPI_OP_BASE_TYPE_MAX <= MCA_OP_GPU_MAX_SLOTS,
 /*
  * Host addresses seen before: a program reducing host buffers asks the
  * driver nothing after a buffer's first call (a pointer query costs about
- * as much as a short host reduction).  A host address never becomes a
- * device one: with unified addressing the driver hands out device,
- * managed and pool memory from ranges it keeps mapped.  Racy updates are
- * harmless (one word each; a miss only asks the driver again).
+ * as much as a short host reduction).  Only addresses that stay host
+ * memory for the life of the process are kept (util/gpu_host_ranges.h): a
+ * freed mmap'd host buffer's range may hold device memory next.  Racy
+ * updates are harmless (one word each; a miss only asks the driver again).
  */
 #define OP_GPU_HOST_SEEN 256
 static uintptr_t op_gpu_host_seen[OP_GPU_HOST_SEEN];
@@ -55,7 +56,9 @@ static int op_gpu_ask_driver(const void *p, int *dev)
 
     if (GPU_MEM_HOST == kind) {
         /* the free way, else the second: two buffers of one call both stay */
-        op_gpu_host_seen[0 == op_gpu_host_seen[h] ? h : h ^ 1] = a;
+        if (gpu_host_ranges_permanent(a)) {
+            op_gpu_host_seen[0 == op_gpu_host_seen[h] ? h : h ^ 1] = a;
+        }
         return GPU_MEM_HOST;
     }
     if (GPU_MEM_BROKEN == kind) {
@@ -73,7 +76,8 @@ int mca_op_gpu_kind(const void *p, int *dev)
     const size_t h = op_gpu_host_slot(a);
 
     *dev = -1;
-    if (NULL == p || op_gpu_host_seen[h] == a || op_gpu_host_seen[h ^ 1] == a) {
+    if (NULL == p || ((op_gpu_host_seen[h] == a || op_gpu_host_seen[h ^ 1] == a) &&
+                      gpu_host_ranges_permanent(a))) {
         return GPU_MEM_HOST;
     }
     return op_gpu_ask_driver(p, dev);

@@ -151,6 +151,12 @@ for np in 2 3; do
     out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_timeout 2 $B/test/conform/test_conform_timeout 2>&1)
     echo \"\$out\" | grep -q '^3 passed, 0 failed\$' || { echo \"\$out\" | tail -20; exit 1; }"
 done
+# a freed host buffer's address taken by device memory is not taken for host memory
+for np in 1 2; do
+  run "device memory at a freed host buffer's address stages (driver stand-in), np $np" sh -c "
+    out=\$($FAKE $MPIRUN --oversubscribe -np $np $B/test/conform/test_conform_reuse 2>&1)
+    echo \"\$out\" | grep -q '^2 passed, 0 failed\$' || { echo \"\$out\" | tail -20; exit 1; }"
+done
 # end of the conformance test's runs
 # op/gpu (MPI_Reduce_local and Open MPI's own reductions on device memory):
 # listed with its parameters; host results of every predefined type and op,

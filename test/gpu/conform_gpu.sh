@@ -46,6 +46,7 @@ run "4gpu_np8_intra" $MPI -np 8 "$C" --quick
 run "4gpu_np8_nbr" $MPI -np 8 "$N" --quick
 run "4gpu_np4_colls" $MPI -np 4 "$B/test/gpu/test_gpu_colls" --quick
 run "2gpu_np2_mixed" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES "$B/test/gpu/test_gpu_mixed"
+run "2gpu_np2_reuse" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES "$B/test/conform/test_conform_reuse"
 run "2gpu_np2_timeout" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_timeout 2 "$B/test/conform/test_conform_timeout"
 [ -x "$B/test/bench/gpucoll_bench" ] && $MPI -np 4 "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 > "$OUT/bench_allreduce_4gpu.txt" 2>&1
 mps_on
