@@ -157,8 +157,18 @@ static int gpu_nbr_plan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, 
     if (sent[me] != got[me] || sl[me] != rl[me]) {
         return 0;
     }
-    return GPU_OK == gpu_plan_alltoallv(plan, me, n, (const char *) a->sbuf, sl, sd,
-                                        (char *) a->rbuf, rl, rd);
+    if (GPU_OK != gpu_plan_alltoallv(plan, me, n, (const char *) a->sbuf, sl, sd,
+                                     (char *) a->rbuf, rl, rd)) {
+        return 0;
+    }
+    /* a round moves at most one block per pair, and without v every block
+     * is the same bytes on every rank (matching signatures): the largest
+     * pair is known alike everywhere, so small calls may take the resident
+     * kernel (its choice must be every rank's) */
+    if (NULL == a->rcounts) {
+        plan->ll_bytes = (size_t) a->rcount * rg->size;
+    }
+    return 1;
 }
 
 int mca_coll_gpu_nbr_nb_pairs_wrong(ompi_communicator_t *comm)
