@@ -265,6 +265,10 @@ gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     if (NULL == req) {
         st = gpu_engine_wait(c, what);
         c->pk_end = gpu_clock_now();   /* the gap to the next call counts from here */
+        /* the pool's lease: back where the call ended well; after a
+         * timeout a peer's kernel may still write into our area, so the
+         * pool is kept off every later call (they stage) */
+        gpu_engine_big_done(c, GPU_OK == st);
         return st;
     }
     if (GPU_OK != gpu_engine_event(c, &ev)) {
@@ -367,10 +371,12 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     a.nranks = c->nranks;
     a.rank = c->rank;
     a.nthreads = c->p.nthreads;
-    /* the one-shot's flags and slots are in the small area, the two-shot's
-     * in the large one */
-    memcpy(a.peer_base, GPU_ALGO_TWOSHOT == algo ? c->big_base : c->peer_base,
-           sizeof(a.peer_base));
+    /* every flag and the one-shot's slots are in the small area, the
+     * two-shot's blocks in the large one */
+    memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
+    if (GPU_ALGO_TWOSHOT == algo) {
+        memcpy(a.data_base, c->big_base, sizeof(a.data_base));
+    }
     a.ll_off = c->ll_off;
     a.ll_slot_bytes = c->ll_slot;
     a.ts_off = c->ts_off;
@@ -391,6 +397,7 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
     c->t_launch = gpu_clock_now();
     st = gpu_kernel_allreduce(algo, op, dt, &a, c->stream);
     if (GPU_OK != st) {
+        gpu_engine_big_done(c, 1);   /* not launched */
         return st;
     }
     return gpu_engine_finish(c, &what, req);

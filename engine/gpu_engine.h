@@ -59,6 +59,8 @@ typedef struct {
                                    call is host-paced (no kernel waits for a peer) */
     size_t paced_scratch;       /* bytes of their two staging areas per rank */
     int scratch_eager;          /* the large areas at setup, not at the first large call */
+    int pool;                   /* the large areas from the process's pool, shared by its
+                                   communicators (engine/gpu_pool.h), not per communicator */
     int direct;                 /* ranks time-slicing one GPU: one process runs each
                                    blocking allreduce for all (gpu_engine_direct.c) */
     size_t stream_max_bytes;    /* largest stream-ordered allreduce (0: none; a

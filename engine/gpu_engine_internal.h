@@ -9,6 +9,7 @@
 
 #include "engine/gpu_engine.h"
 #include "engine/gpu_plan.h"
+#include "engine/gpu_pool.h"
 #include "ipc/gpu_ipc.h"
 #include "kernels/gpu_ll.h"
 #include "topo/gpu_topo.h"
@@ -33,11 +34,20 @@ struct gpu_engine_comm {
      * flags): only the launched kernels of large calls use them, so they
      * are allocated and exchanged at the first blocking call that takes
      * that path (the same call on every rank), or at setup when eager */
-    char *big;
-    char *big_base[GPU_MAX_PEERS];
+    char *big;                               /* private areas (coll_gpu_pool 0) */
+    char *big_base[GPU_MAX_PEERS];           /* each rank's large area, private or pooled */
     size_t big_bytes;
     int big_state;                           /* GPU_BIG_* */
     int big_refused;                         /* growth failed, not yet told */
+    /* the process's pool on this device (engine/gpu_pool.h; NULL: private
+     * areas): data only, leased per call; each rank's card from this
+     * communicator's first call that needed it */
+    gpu_pool_t *pool;
+    size_t pool_bytes;                       /* the pool's area size asked for */
+    int pool_held;                           /* this call holds the lease */
+    int pool_carded;                         /* holds a card of this process's area */
+    unsigned long long pool_busy;            /* calls staged: some rank's pool was busy */
+    gpu_pool_card_t pool_cards[GPU_MAX_PEERS];
     size_t ll_off, ll_slot, ts_off, ts_block;
     cudaStream_t stream;
     gpu_kernel_error_t *err_host;
@@ -174,6 +184,9 @@ void gpu_engine_release(gpu_engine_comm_t *c);
  * are in this call); GPU_ERR_UNSUPPORTED (the caller stages) for a
  * nonblocking call before that, or once a growth failed on some rank. */
 gpu_status_t gpu_engine_big_need(gpu_engine_comm_t *c, int blocking);
+/* After a call that passed gpu_engine_big_need: give the pool's lease back
+ * (finished 0: its kernel may still run, the pool is never leased again). */
+void gpu_engine_big_done(gpu_engine_comm_t *c, int finished);
 /* An event from the engine's pool, and back. */
 gpu_status_t gpu_engine_event(gpu_engine_comm_t *c, cudaEvent_t *ev);
 void gpu_engine_event_put(gpu_engine_comm_t *c, cudaEvent_t ev);

@@ -8,7 +8,8 @@
  *
  *   1  each rank's GPU and host, with its CUDA status
  *   2  agreement on peer access between all GPUs
- *   3  scratch allocated and exported: IPC handles
+ *   3  scratch allocated and exported: IPC handles (the large areas are the
+ *      process's pool, engine/gpu_pool.h, mapped at the first call that needs them)
  *   4  peers' scratch mapped: agreement
  *   5  persistent engine set up: agreement (it is used only where all could)
  *
@@ -62,20 +63,24 @@ static size_t gpu_round_up(size_t x, size_t a)
 }
 
 /*
- * Two allocations per rank.  The small one, made at setup: the one-shot's
- * flags and LL slots, the resident kernel's lines, the host-paced staging
+ * Two allocations per rank.  The small one, made at setup: every flag of
+ * the launched kernels (one-shot, two-shot, exchange kernel: they must stay
+ * the communicator's own), the one-shot's LL slots, the resident kernel's
+ * lines, the host-paced staging
  * (every nonblocking call) and, on stream communicators, the stream-ordered
  * lines and bulk slots: what calls up to about a MiB use.  The large one,
  * made at the first blocking call that launches a two-shot or exchange
- * kernel: their flags and pipelined slots
- * (coll_gpu_scratch_bytes, coll_gpu_xchg_scratch_bytes).  A communicator
- * that never runs a large call never holds the large one.
+ * kernel: their pipelined data slots only (coll_gpu_scratch_bytes,
+ * coll_gpu_xchg_scratch_bytes), from the process's pool (coll_gpu_pool 1,
+ * shared by every communicator on the device) or the communicator's own.
+ * A communicator that never runs a large call never maps the large one.
  */
 static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
 {
     size_t n = (size_t) c->nranks, cap;
 
-    c->ll_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
+    c->xg_flags_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
+    c->ll_off = gpu_round_up(c->xg_flags_off + GPU_XCHG_FLAGS_BYTES, 4096);
     c->ll_slot = gpu_round_up(c->p.oneshot_max_bytes, 256);
     c->pk_off = gpu_round_up(c->ll_off + 2 * n * c->ll_slot, 4096);
     c->pk_bytes = gpu_engine_pk_region_bytes(c);
@@ -97,24 +102,31 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     c->sb_bytes = gpu_stream_bulk_region_bytes(c->sb_slot, c->nranks);
     *total = c->sb_off + c->sb_bytes;
 
-    /* large: the two-shot's own flags (values only grow, so fresh zeros
-     * serve whatever call comes first), its blocks, then the exchange
-     * kernel's flags and [source][block][parity] slots */
-    c->ts_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
+    /* large, data only: the two-shot's blocks, then the exchange kernel's
+     * [source][block][parity] slots (their flags are in the small area:
+     * values only grow, so its fresh zeros serve whatever call comes first) */
+    c->ts_off = 0;
     cap = c->p.twoshot_scratch / (size_t) c->p.nblocks / (2 * n);
     cap = cap / 4096 * 4096;
     if (cap < 4096) {
         cap = 4096;
     }
     c->ts_block = cap * 2 * n;
-    c->xg_flags_off = gpu_round_up(c->ts_off + c->ts_block * (size_t) c->p.nblocks, 4096);
-    c->xg_slots_off = c->xg_flags_off + gpu_round_up(GPU_XCHG_FLAGS_BYTES, 4096);
+    c->xg_slots_off = gpu_round_up(c->ts_off + c->ts_block * (size_t) c->p.nblocks, 4096);
     c->xg_slot = c->p.xchg_scratch / (n * (size_t) c->p.xchg_nblocks * 2) / 4096 * 4096;
     if (c->xg_slot < GPU_XCHG_MIN_CHUNK) {
         c->xg_slot = GPU_XCHG_MIN_CHUNK;
     }
     c->big_bytes = gpu_round_up(c->xg_slots_off + c->xg_slot * n * (size_t) c->p.xchg_nblocks * 2,
                                 4096);
+    /* the pool's area is one size for every communicator of the process
+     * (never regrown: peers map it), so it is cut from the parameters, not
+     * from this communicator's size; each layout above fits in it */
+    c->pool_bytes = gpu_round_up(c->p.twoshot_scratch, 4096) +
+                    gpu_round_up(c->p.xchg_scratch, 4096) + 2 * 4096;
+    if (c->big_bytes > c->pool_bytes) {
+        c->pool_bytes = c->big_bytes;
+    }
 }
 
 /* The large areas of this rank, zeroed where flags live, exported. */
@@ -133,14 +145,7 @@ static gpu_status_t gpu_engine_big_alloc(gpu_engine_comm_t *c, gpu_ipc_handle_t 
     if (NULL == c->big) {
         GPU_CUDA_CHECK(cudaGetLastError(), out);
     }
-    GPU_CUDA_CHECK(cudaMemsetAsync(c->big, 0, c->ts_off, c->stream), err_free);
-    GPU_CUDA_CHECK(cudaMemsetAsync(c->big + c->xg_flags_off, 0,
-                                   c->xg_slots_off - c->xg_flags_off, c->stream), err_free);
-    st = gpu_cuda_stream_wait(c->stream, 2.0 * c->p.timeout_s + 5.0, c->rank,
-                              "clearing the large areas");
-    if (GPU_OK != st) {
-        goto err_free;
-    }
+    /* data only: nothing to clear (the flags are in the small area) */
     st = c->tr->export_mem(c->big, handle);
     if (GPU_OK != st) {
         goto err_free;
@@ -167,9 +172,23 @@ static void gpu_engine_unmap(gpu_engine_comm_t *c, char **bases)
     }
 }
 
-/* Undo gpu_engine_big_alloc and any peer mappings. */
+/* Undo gpu_engine_big_alloc and any peer mappings (pooled: this
+ * communicator's references to the peers' areas, closed with the last). */
 static void gpu_engine_big_release(gpu_engine_comm_t *c)
 {
+    if (NULL != c->pool) {
+        for (int i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
+            if (i != c->rank && NULL != c->big_base[i]) {
+                gpu_pool_unmap(c->pool, &c->pool_cards[i]);
+            }
+            c->big_base[i] = NULL;
+        }
+        if (c->pool_carded) {
+            gpu_pool_card_put(c->pool);   /* the last frees our area */
+            c->pool_carded = 0;
+        }
+        return;
+    }
     gpu_engine_unmap(c, c->big_base);
     if (NULL != c->big) {
         (void) cudaFree(c->big);
@@ -281,8 +300,19 @@ void gpu_engine_release(gpu_engine_comm_t *c)
     c->direct_verdicts = NULL;
     gpu_engine_pk_release(c);
     gpu_engine_stream_release(c);
+    if (c->pool_held) {
+        gpu_engine_big_done(c, 0);   /* a call that never came back: keep it off the pool */
+    }
+    if (c->pool_busy > 0) {
+        GPU_LOG(1, "rank %d: %llu large calls staged: a rank's large-message pool was busy",
+                c->rank, c->pool_busy);
+    }
+    /* peers' areas closed before ours go: their memory returns to their
+     * driver only once no importer holds it */
     gpu_engine_big_release(c);
     gpu_engine_unmap(c, c->peer_base);
+    gpu_pool_detach(c->pool);        /* frees the pool's area with the last communicator */
+    c->pool = NULL;
     if (NULL != c->scratch) {
         (void) cudaFree(c->scratch);
     }
@@ -409,8 +439,11 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
             c->pk_sms = s->infos[i].info.sms < c->pk_sms ? s->infos[i].info.sms : c->pk_sms;
         }
         gpu_setup_share_cap(c);
+        /* NULL (no memory for its bookkeeping): this communicator's own areas */
+        c->pool = c->p.pool && c->nranks > 1 ? gpu_pool_attach(c->device, &gpu_pool_cuda_mem_ops)
+                                             : NULL;
         s->hmine.status = gpu_engine_alloc_local(c, &s->hmine.handle);
-        if (GPU_OK == s->hmine.status && c->p.scratch_eager && c->nranks > 1) {
+        if (GPU_OK == s->hmine.status && c->p.scratch_eager && c->nranks > 1 && NULL == c->pool) {
             s->hmine.status = gpu_engine_big_alloc(c, &s->hmine.big);
         }
         s->step = GPU_SETUP_HANDLES;
@@ -548,8 +581,124 @@ fail:
     return GPU_ERR_UNSUPPORTED;
 }
 
+/*
+ * The pool, at this communicator's first call that needs it: every rank's
+ * card (its process's area, allocated at the process's first such call),
+ * each peer's area mapped (once per peer process, gpu_pool_map), and the
+ * verdicts, as gpu_engine_big_grow does for private areas.
+ */
+static gpu_status_t gpu_engine_pool_join(gpu_engine_comm_t *c)
+{
+    const int n = c->nranks;
+    gpu_pool_card_t mine;
+    int32_t verdict, verdicts[GPU_MAX_PEERS];
+    gpu_status_t st = GPU_OK, local;
+
+    gpu_engine_pk_park(c);   /* the allocation may synchronise the device */
+    c->pool_carded = GPU_OK == gpu_pool_card(c->pool, c->pool_bytes, &mine);
+    if (GPU_OK != c->boot->allgather(c->boot_ctx, &mine, c->pool_cards, sizeof(mine))) {
+        st = GPU_ERR_BOOTSTRAP;
+        goto fail;
+    }
+    local = GPU_OK;
+    for (int i = 0; i < n && GPU_OK == local; ++i) {
+        if (GPU_OK != c->pool_cards[i].status) {
+            GPU_LOG(1, "rank %d: rank %d has no large-message pool (%s)", c->rank, i,
+                    gpu_status_string((gpu_status_t) c->pool_cards[i].status));
+            local = GPU_ERR_NO_MEMORY;
+        } else if (c->pool_cards[i].bytes < c->big_bytes) {
+            local = GPU_ERR_UNSUPPORTED;   /* cut from other parameters */
+        }
+    }
+    for (int i = 0; i < n && GPU_OK == local; ++i) {
+        local = gpu_pool_map(c->pool, &c->pool_cards[i], (void **) &c->big_base[i]);
+        if (GPU_OK != local) {
+            c->big_base[i] = NULL;
+            GPU_ERROR("rank %d: cannot map the large-message pool of rank %d", c->rank, i);
+        }
+    }
+    verdict = (int32_t) local;
+    if (GPU_OK != c->boot->allgather(c->boot_ctx, &verdict, verdicts, sizeof(verdict))) {
+        st = GPU_ERR_BOOTSTRAP;
+        goto fail;
+    }
+    for (int i = 0; i < n; ++i) {
+        st = GPU_OK != verdicts[i] ? GPU_ERR_UNSUPPORTED : st;
+    }
+    if (GPU_OK != st) {
+        goto fail;
+    }
+    c->big_state = GPU_BIG_READY;
+    GPU_LOG(10, "rank %d: large-message pool of %zu bytes mapped (%d peer processes open on "
+            "device %d, %d communicators share it)", c->rank, c->pool_bytes,
+            gpu_pool_open_peers(c->pool), c->device, gpu_pool_users(c->pool));
+    return GPU_OK;
+
+fail:
+    gpu_engine_big_release(c);
+    if (GPU_ERR_BOOTSTRAP == st) {
+        GPU_ERROR("rank %d: exchange of the large-message pool failed", c->rank);
+        c->broken = 1;
+        return st;
+    }
+    c->big_state = GPU_BIG_FAILED;
+    c->big_refused = 1;
+    return GPU_ERR_UNSUPPORTED;
+}
+
+/*
+ * The lease of one call (gpu_pool.h): every rank takes its own process's
+ * area without waiting and says whether it got it; the call uses the pool
+ * only where all did, otherwise every rank gives back what it took and the
+ * call stages (the same answer everywhere).
+ */
+static gpu_status_t gpu_engine_pool_lease(gpu_engine_comm_t *c)
+{
+    int32_t vote = gpu_pool_try_lease(c->pool), votes[GPU_MAX_PEERS];
+
+    if (GPU_OK != c->boot->allgather(c->boot_ctx, &vote, votes, sizeof(vote))) {
+        if (vote) {
+            gpu_pool_return(c->pool, 1);
+        }
+        GPU_ERROR("rank %d: agreement on the large-message pool failed", c->rank);
+        c->broken = 1;
+        return GPU_ERR_BOOTSTRAP;
+    }
+    if (!gpu_pool_agree(votes, c->nranks)) {
+        if (vote) {
+            gpu_pool_return(c->pool, 1);
+        }
+        c->pool_busy++;
+        GPU_LOG(10, "rank %d: a rank's large-message pool is busy: this call stages",
+                c->rank);
+        return GPU_ERR_UNSUPPORTED;
+    }
+    c->pool_held = 1;
+    return GPU_OK;
+}
+
+void gpu_engine_big_done(gpu_engine_comm_t *c, int finished)
+{
+    if (c->pool_held) {
+        gpu_pool_return(c->pool, finished);
+        c->pool_held = 0;
+    }
+}
+
 gpu_status_t gpu_engine_big_need(gpu_engine_comm_t *c, int blocking)
 {
+    if (NULL != c->pool) {
+        gpu_status_t st;
+        /* every lease is agreed by all ranks: a nonblocking start never
+         * waits for its peers, so those calls stage */
+        if (GPU_BIG_FAILED == c->big_state || !blocking) {
+            return GPU_ERR_UNSUPPORTED;
+        }
+        if (GPU_BIG_READY != c->big_state && GPU_OK != (st = gpu_engine_pool_join(c))) {
+            return st;
+        }
+        return gpu_engine_pool_lease(c);
+    }
     if (GPU_BIG_READY == c->big_state) {
         return GPU_OK;
     }

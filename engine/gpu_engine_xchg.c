@@ -89,6 +89,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     }
     st = gpu_engine_order(c);
     if (GPU_OK != st) {
+        gpu_engine_big_done(c, 1);   /* nothing launched */
         return st;
     }
     memset(&a, 0, sizeof(a));
@@ -104,7 +105,9 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     /* small transfers: fewer threads make each block barrier cheaper */
     a.nthreads = longest <= GPU_XCHG_SMALL ? GPU_XCHG_SMALL_THREADS : c->p.nthreads;
     a.nthreads = a.nthreads > c->p.nthreads ? c->p.nthreads : a.nthreads;
-    memcpy(a.peer_base, c->big_base, sizeof(a.peer_base));
+    /* flags in the communicator's small area, slots in the large one */
+    memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
+    memcpy(a.data_base, c->big_base, sizeof(a.data_base));
     a.flags_off = c->xg_flags_off;
     a.slots_off = c->xg_slots_off;
     a.slot_bytes = c->xg_slot;
@@ -115,6 +118,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     c->t_launch = gpu_clock_now();
     st = gpu_kernel_xchg(op, dt, &a, c->stream);
     if (GPU_OK != st) {
+        gpu_engine_big_done(c, 1);   /* not launched */
         return st;
     }
     return gpu_engine_finish(c, &desc, req);

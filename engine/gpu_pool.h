@@ -57,9 +57,9 @@
  * references to peers' areas first (their memory can only return to their
  * driver once no importer holds it), then puts its card: the area is freed
  * with the last, synchronously, inside MPI_Comm_free, never deferred.  A
- * lease that never came back (a kernel that timed out and may still run)
- * poisons the pool: no later call uses it, and its area is freed only at
- * the last detach.
+ * lease given back by a call that failed (a timeout: its kernel, or a
+ * peer's, may still write into the area) poisons the pool: no later call
+ * uses it (they stage), and its area is freed only at the last detach.
  *
  * The memory functions are a table (gpu_pool_mem_ops_t) so the unit test
  * can drive the logic on a machine without a GPU.  Thread safe: one lock

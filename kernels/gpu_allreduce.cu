@@ -64,7 +64,7 @@ template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_twosho
     const size_t blk = a.ts_off + (size_t) blockIdx.x * a.ts_block_bytes;
     const char *in = static_cast<const char *>(a.in);
     char *out = static_cast<char *>(a.out);
-    char *mine = a.peer_base[a.rank] + blk;
+    char *mine = a.data_base[a.rank] + blk;
     unsigned long long step = 1;
 
     for (size_t c = blockIdx.x; c < nchunks; c += gridDim.x, ++step) {
@@ -75,7 +75,7 @@ template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_twosho
         for (int k = 0; k < a.nranks; ++k) {
             const int p = (a.rank + k) % a.nranks;
             const size_t off = cbase + (size_t) p * S;
-            block_copy(a.peer_base[p] + blk + (size_t) a.rank * cap, in + off,
+            block_copy(a.data_base[p] + blk + (size_t) a.rank * cap, in + off,
                        clamp_len(bytes, off, S));
         }
         if (!block_barrier(a, GPU_STAGE_SCATTER, v)) {
@@ -86,7 +86,7 @@ template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_twosho
         auto src = [&](int r) -> const char * { return mine + (size_t) r * cap; };
         auto dst = [&](int k) -> char * {
             const int p = (a.rank + 1 + k) % a.nranks;
-            return a.peer_base[p] + blk + (size_t) (a.nranks + a.rank) * cap;
+            return a.data_base[p] + blk + (size_t) (a.nranks + a.rank) * cap;
         };
         block_reduce<R, T>(src, a.nranks, clamp_len(bytes, myoff, S), out + myoff, dst,
                            a.nranks - 1);

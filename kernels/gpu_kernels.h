@@ -12,7 +12,10 @@
  *              into slot[rank] of every peer, then reduces its own slots;
  *              the buffer alternates per call so a slow reader of call k-1
  *              is never overwritten (one barrier per call);
- *   [two-shot] per block: nranks "recv" shards and nranks "gath" shards.
+ *   [two-shot] per block, in the large area (data_base: the process's
+ *              pool, shared by its communicators; its flags stay here, in
+ *              the communicator's own area): nranks "recv" shards and
+ *              nranks "gath" shards.
  *              Per chunk: push shard p of the input to peer p (reduce-
  *              scatter), barrier, reduce own shard in rank order and push
  *              the result to every peer's gath, barrier, copy out.  The two
@@ -75,7 +78,9 @@ typedef struct {
     int rank;
     int nblocks;
     int nthreads;
-    char *peer_base[GPU_MAX_PEERS]; /* scratch of each rank as mapped here */
+    char *peer_base[GPU_MAX_PEERS]; /* scratch of each rank as mapped here: flags, one-shot */
+    char *data_base[GPU_MAX_PEERS]; /* two-shot blocks of each rank (the pool, shared by
+                                       communicators: data only, never flags) */
     size_t ll_off;                  /* one-shot region */
     size_t ll_slot_bytes;
     int ll_buf;
@@ -102,8 +107,9 @@ typedef struct {
  * global barrier is needed and pairs with nothing to say never talk.
  *
  * Scratch (per rank): flags region [ready | freed | sent | recvd], each
- * GPU_MAX_PEERS x GPU_MAX_BLOCKS uint64, then slots
- * [source][block][parity] of slot_bytes each.
+ * GPU_MAX_PEERS x GPU_MAX_BLOCKS uint64, in the communicator's own area
+ * (peer_base + flags_off); slots [source][block][parity] of slot_bytes
+ * each in the large area (data_base + slots_off: the pool, data only).
  */
 #define GPU_XCHG_MIN_CHUNK ((size_t) 4096)
 #define GPU_XCHG_FLAGS_BYTES ((size_t) 4 * GPU_MAX_PEERS * GPU_MAX_BLOCKS * 8)
@@ -139,7 +145,8 @@ typedef struct {
     int nthreads;
     int nb_max;                       /* block count every rank uses to cut pairs */
     int split;                        /* grid = senders + receivers (non-relay plans) */
-    char *peer_base[GPU_MAX_PEERS];
+    char *peer_base[GPU_MAX_PEERS];   /* flags: the communicator's own small area */
+    char *data_base[GPU_MAX_PEERS];   /* slots: each rank's large area (the pool) */
     size_t flags_off;
     size_t slots_off;
     size_t slot_bytes;

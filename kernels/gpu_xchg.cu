@@ -108,7 +108,7 @@ __device__ bool send_round(const gpu_xchg_args_t &a, int r, int ch)
         if (!ok) {
             return false;
         }
-        block_copy(slot(a, a.peer_base[q], a.rank, ch, j), a.plan.send_src[q] + off, len);
+        block_copy(slot(a, a.data_base[q], a.rank, ch, j), a.plan.send_src[q] + off, len);
         __syncthreads();
         if (0 == threadIdx.x) {
             __threadfence_system();
@@ -141,7 +141,7 @@ __device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r, int ch)
         if (!ok) {
             return false;
         }
-        block_copy(a.plan.recv_dst[s] + off, slot(a, mine, s, ch, j), len);
+        block_copy(a.plan.recv_dst[s] + off, slot(a, a.data_base[a.rank], s, ch, j), len);
         __syncthreads();
         if (0 == threadIdx.x) {
             st_relaxed_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), j + 1);
@@ -231,7 +231,7 @@ __device__ bool recv_reduce_round(const gpu_xchg_args_t &a, int r, int ch)
     }
     auto src = [&](int k) -> const char * {
         const int q = p.red_lo + k;
-        return q == a.rank ? p.red_self + off : slot(a, mine, q, ch, js[k]);
+        return q == a.rank ? p.red_self + off : slot(a, a.data_base[a.rank], q, ch, js[k]);
     };
     fold<R, T>(src, p.red_hi - p.red_lo + 1, len, p.red_out + off);
     __syncthreads();

@@ -87,6 +87,7 @@ typedef struct mca_coll_gpu_component_t {
     int paced;
     unsigned long paced_scratch_bytes;
     int scratch_lazy;
+    int pool;
     unsigned long shared_staged_max;
     int shared_direct;
     unsigned long enqueue_kernel_max;

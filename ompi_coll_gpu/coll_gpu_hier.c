@@ -180,6 +180,10 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
      * nodes waiting in the network stage: the node engine's areas exist
      * from setup, where a failure stages the whole hierarchy alike */
     ep.scratch_eager = 1;
+    /* ...and its own: a pool's lease is agreed per call on the node and may
+     * be refused, which, as a nonblocking node step that cannot lease, would
+     * stage one node alone */
+    ep.pool = 0;
     st_engine = gpu_engine_comm_create(&mca_coll_gpu_comm_boot, m->node_comm,
                                        ompi_comm_rank(m->node_comm),
                                        ompi_comm_size(m->node_comm), &ep, &m->node_engine);
