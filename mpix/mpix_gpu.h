@@ -39,19 +39,6 @@
 
 #include <mpi.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#define GPUCOLL_MPIX_STREAMS 1   /* this header's extension is present */
-
-typedef struct gpucoll_mpix_stream *MPIX_Stream;
-#define MPIX_STREAM_NULL ((MPIX_Stream) 0)
-
-int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int value_size);
-int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
-int MPIX_Stream_free(MPIX_Stream *stream);
-int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm);
 /* Half precision, MPICH's names: MPIX_C_FLOAT16 (IEEE binary16) and
  * MPIX_BFLOAT16, for every collective; SUM, PROD, MIN, MAX reduce (device
  * buffers on the GPU, fp32 accumulation).  Open MPI 5.0's own
@@ -73,6 +60,19 @@ MPI_Datatype gpucoll_mpix_half_type(int which);
 #define MPIX_BFLOAT16 (gpucoll_mpix_half_type(1))
 #endif
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUCOLL_MPIX_STREAMS 1   /* this header's extension is present */
+
+typedef struct gpucoll_mpix_stream *MPIX_Stream;
+#define MPIX_STREAM_NULL ((MPIX_Stream) 0)
+
+int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value, int value_size);
+int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
+int MPIX_Stream_free(MPIX_Stream *stream);
+int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm);
 
 int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm);

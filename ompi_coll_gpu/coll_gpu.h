@@ -204,10 +204,10 @@ int mca_coll_gpu_adopt_fallbacks(const char *names);
 int mca_coll_gpu_is_device(const void *buf);
 int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dtype_t *dt,
                      gpu_op_t *gop);
-/* blocking 0 (a nonblocking call): never waits for the peers; on one node
 /* GPU_DT_F16 / GPU_DT_BF16 for the half-precision handles libgpucoll got
  * from coll_gpu_half.c, else GPU_DT_COUNT */
 gpu_dtype_t mca_coll_gpu_half_dtype(struct ompi_datatype_t *dtype);
+/* blocking 0 (a nonblocking call): never waits for the peers; on one node
  * the setup then runs from progress (boot SETUP).  Blocking: first waits
  * for the communicator's nonblocking device calls. */
 int mca_coll_gpu_bootstrap(mca_coll_gpu_module_t *m, const char *what, int blocking);
