@@ -69,6 +69,30 @@ static void fill(void *buf, size_t count, gpu_dtype_t dt, gpu_op_t op, int r, ui
         case GPU_DT_LONG_INT: *(long *) e = (long) (v % 5); ((int *) (e + 8))[0] = r; break;
         case GPU_DT_2INT: ((int *) e)[0] = (int) (v % 5); ((int *) e)[1] = r; break;
         case GPU_DT_SHORT_INT: *(short *) e = (short) (v % 5); ((int *) (e + 4))[0] = r; break;
+        /* half precision: f (small integers, powers of two) is exact in both */
+        case GPU_DT_F16: case GPU_DT_BF16: {
+            const float ff = (float) f;
+            uint32_t u;
+            uint16_t h;
+            memcpy(&u, &ff, 4);
+            if (GPU_DT_BF16 == dt) {
+                h = (uint16_t) (u >> 16);
+            } else {
+                const uint32_t ex = (u >> 23) & 0xff;
+                h = (uint16_t) ((u >> 16 & 0x8000) | (0 == ex ? 0 : (ex - 112) << 10 | (u >> 13 & 0x3ff)));
+            }
+            memcpy(e, &h, 2);
+            break;
+        }
+        case GPU_DT_LDOUBLE: case GPU_DT_LDOUBLE_INT: {
+            const long double ld = (long double) (GPU_DT_LDOUBLE_INT == dt ? (double) (v % 5) : f);
+            memset(e, 0, esz);
+            memcpy(e, &ld, 10);
+            if (GPU_DT_LDOUBLE_INT == dt) {
+                ((int *) (e + 16))[0] = r;
+            }
+            break;
+        }
         default: memcpy(e, &v, esz); break; /* integers: any bits, arithmetic wraps */
         }
     }
@@ -97,6 +121,11 @@ static int same(const void *a, const void *b, size_t count, gpu_dtype_t dt)
         case GPU_DT_DOUBLE_INT: case GPU_DT_LONG_INT: vbytes = 12; break;
         case GPU_DT_SHORT_INT:
             if (memcmp(x, y, 2) || memcmp(x + 4, y + 4, 4)) return 0;
+            continue;
+        /* x87 long double: 10 value bytes (and the index at 16) */
+        case GPU_DT_LDOUBLE: vbytes = 10; break;
+        case GPU_DT_LDOUBLE_INT:
+            if (memcmp(x, y, 10) || memcmp(x + 16, y + 16, 4)) return 0;
             continue;
         default: break;
         }
