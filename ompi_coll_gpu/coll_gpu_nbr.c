@@ -164,8 +164,10 @@ static int gpu_nbr_plan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, 
     /* a round moves at most one block per pair, and without v every block
      * is the same bytes on every rank (matching signatures): the largest
      * pair is known alike everywhere, so small calls may take the resident
-     * kernel (its choice must be every rank's) */
-    if (NULL == a->rcounts) {
+     * kernel (its choice must be every rank's).  One round only: two
+     * resident-kernel calls in a row lost the second round's blocks on 4x
+     * H100 (periodic extent-2 grids, 2-4 ranks), so those launch. */
+    if (NULL == a->rcounts && 1 == nrounds) {
         plan->ll_bytes = (size_t) a->rcount * rg->size;
     }
     return 1;
