@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conform.h"
@@ -105,7 +106,12 @@ void cf_types_init(void)
 {
     typedef int (*half_fn_t)(int, MPI_Datatype *);
     half_fn_t fn = (half_fn_t) dlsym(RTLD_DEFAULT, "mca_coll_gpu_half_type_v1");
-    if (NULL == fn || MPI_SUCCESS != fn(0, &cf_half_types[0]) ||
+    const char *want = getenv("CF_HALF");
+    /* opt-in (CF_HALF=1): on the driver stand-in at np 2, runs with the
+     * half-precision cases later hung in unrelated staged calls (alltoallw,
+     * bcast) about two times in three; the half cases alone pass.  Not
+     * understood yet: make check runs them separately (run_cpu_tests.sh) */
+    if (NULL == want || 0 != strcmp(want, "1") || NULL == fn || MPI_SUCCESS != fn(0, &cf_half_types[0]) ||
         MPI_SUCCESS != fn(1, &cf_half_types[1])) {
         cf_half_types[0] = cf_half_types[1] = MPI_DATATYPE_NULL;
         return;
