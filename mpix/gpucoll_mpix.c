@@ -17,10 +17,11 @@
  * thread of its own, where neither Open MPI (below MPI_THREAD_MULTIPLE)
  * nor CUDA may be called, so the host function runs the library's own
  * transport between the ranks of a node (gpucoll_mpix_shm.h), with ops and
- * types resolved here on the application's thread.  Only a communicator
- * across nodes, or a datatype with gaps the transport cannot move, goes
- * through coll/gpu's host entry (the previous coll module, bounded by
- * coll_gpu_timeout), which needs MPI_THREAD_MULTIPLE.
+ * types resolved here on the application's thread.  A communicator across
+ * nodes, a datatype with gaps the transport cannot move, and every call of
+ * a program that runs MPI_THREAD_MULTIPLE (the transport has not passed on
+ * GPUs yet) go through coll/gpu's host entry (the previous coll module,
+ * bounded by coll_gpu_timeout), which needs MPI_THREAD_MULTIPLE.
  * A captured call has pinned buffers of its own, kept as
  * long as its communicator (a graph may replay it any number of times);
  * eager calls share one pinned area per communicator (the stream runs them
@@ -708,9 +709,14 @@ int gc_enqueue(const gc_args_t *a)
             return ret;
         }
     }
-    shm = gc_shm_plan(c, a, &plan);
+    /* The host transport only where Open MPI may not be called from CUDA's
+     * thread (below MPI_THREAD_MULTIPLE): on 4x H100 test_mpix_stream failed
+     * through it (no answer at one rank per GPU, wrong MPI_INT sums with
+     * ranks sharing a GPU), so programs that ask for MPI_THREAD_MULTIPLE
+     * keep the path that has run on GPUs. */
+    MPI_Query_thread(&level);
+    shm = level < MPI_THREAD_MULTIPLE && gc_shm_plan(c, a, &plan);
     if (!shm) {
-        MPI_Query_thread(&level);
         if (level < MPI_THREAD_MULTIPLE) {
             return gc_fail(MPI_ERR_OTHER, a->fn, NULL == c->shm
                            ? "this stream communicator spans nodes (or its shared-memory "
