@@ -23,6 +23,26 @@ size_t gpu_paced_chunk(size_t region, size_t esize)
     return region - region % esize;
 }
 
+/* Pair bytes [off, off + len) between a pair's pieces and a staging
+ * buffer (gpu_xchg_two); out: from the pieces to the buffer. */
+static gpu_status_t gpu_paced_pieces(const gpu_paced_ops_t *ops, void *ctx, int out, char *buf,
+                                     const char *p1, const char *p2, size_t first, size_t off,
+                                     size_t len)
+{
+    size_t n1, at2, o2, n2;
+    gpu_status_t st = GPU_OK;
+
+    gpu_xchg_two(first, off, len, &n1, &at2, &o2, &n2);
+    if (n1 > 0) {
+        st = out ? ops->copy(ctx, buf, p1 + off, n1) : ops->copy(ctx, (char *) p1 + off, buf, n1);
+    }
+    if (GPU_OK == st && n2 > 0) {
+        st = out ? ops->copy(ctx, buf + at2, p2 + o2, n2)
+                 : ops->copy(ctx, (char *) p2 + o2, buf + at2, n2);
+    }
+    return st;
+}
+
 gpu_status_t gpu_paced_stage(const gpu_xchg_plan_t *p, int rank, int n, int round, size_t chunk,
                              char *mine, const gpu_paced_ops_t *ops, void *ctx, int *more)
 {
@@ -38,7 +58,8 @@ gpu_status_t gpu_paced_stage(const gpu_xchg_plan_t *p, int rank, int n, int roun
         longest = p->recv_len[q] > longest ? p->recv_len[q] : longest;
         len = q == rank ? 0 : gpu_paced_piece(p->send_len[q], round, chunk);
         if (len) {
-            st = ops->copy(ctx, mine + (size_t) q * chunk, p->send_src[q] + off, len);
+            st = gpu_paced_pieces(ops, ctx, 1, mine + (size_t) q * chunk, p->send_src[q],
+                                  p->send_src2[q], p->send_first[q], off, len);
         }
     }
     if (GPU_XCHG_REDUCE == p->mode) {
@@ -66,7 +87,8 @@ gpu_status_t gpu_paced_pull(const gpu_xchg_plan_t *p, int rank, int n, int round
         for (int s = 0; s < n && GPU_OK == st; ++s) {
             len = s == rank ? 0 : gpu_paced_piece(p->recv_len[s], round, chunk);
             if (len) {
-                st = ops->copy(ctx, p->recv_dst[s] + off, half[s] + at, len);
+                st = gpu_paced_pieces(ops, ctx, 0, half[s] + at, p->recv_dst[s],
+                                      p->recv_dst2[s], p->recv_first[s], off, len);
             }
         }
         return st;

@@ -190,6 +190,29 @@ gpu_status_t gpu_plan_alltoallv(gpu_xchg_plan_t *p, int rank, int n, const char 
     return GPU_OK;
 }
 
+gpu_status_t gpu_plan_second(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,
+                             const size_t *slen, const size_t *sdispl, char *rbuf,
+                             const size_t *rlen, const size_t *rdispl)
+{
+    for (int q = 0; q < n; ++q) {
+        if ((slen[q] > 0 && (q == rank || 0 == p->send_len[q])) ||
+            (rlen[q] > 0 && (q == rank || 0 == p->recv_len[q]))) {
+            return GPU_ERR_INVALID;   /* no first piece to follow */
+        }
+        if (slen[q] > 0) {
+            p->send_first[q] = p->send_len[q];
+            p->send_src2[q] = sbuf + sdispl[q];
+            p->send_len[q] = gpu_xchg_cut(p->send_len[q]) + slen[q];
+        }
+        if (rlen[q] > 0) {
+            p->recv_first[q] = p->recv_len[q];
+            p->recv_dst2[q] = rbuf + rdispl[q];
+            p->recv_len[q] = gpu_xchg_cut(p->recv_len[q]) + rlen[q];
+        }
+    }
+    return GPU_OK;
+}
+
 gpu_status_t gpu_plan_gatherv(gpu_xchg_plan_t *p, int rank, int n, int root, const char *sbuf,
                               size_t slen, char *rbuf, const size_t *rlen, const size_t *rdispl)
 {
@@ -357,6 +380,10 @@ int gpu_plan_ll_encode(const gpu_xchg_plan_t *p, int nranks, const gpu_ll_cmd_in
         e[GPU_LL_P_RECV_LEN] = (uint32_t) p->recv_len[q];
         e[GPU_LL_P_WAIT_SEQ] = (uint32_t) ws;
         e[GPU_LL_P_WAIT_SEQ + 1] = (uint32_t) (ws >> 32);
+        e[GPU_LL_P_SEND_FIRST] = (uint32_t) p->send_first[q];
+        gpu_plan_put_ptr(e, GPU_LL_P_SEND_SRC2, p->send_src2[q]);
+        e[GPU_LL_P_RECV_FIRST] = (uint32_t) p->recv_first[q];
+        gpu_plan_put_ptr(e, GPU_LL_P_RECV_DST2, p->recv_dst2[q]);
     }
     return nw;
 }

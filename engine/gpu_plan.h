@@ -50,6 +50,13 @@ gpu_status_t gpu_plan_allgatherv(gpu_xchg_plan_t *p, int rank, int n, const char
 gpu_status_t gpu_plan_alltoallv(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,
                                 const size_t *slen, const size_t *sdispl, char *rbuf,
                                 const size_t *rlen, const size_t *rdispl);
+/* Second pieces behind an alltoallv plan's pairs (gpu_xchg_two): bytes
+ * [sdispl, + slen) to peer q after what the plan sends it, likewise
+ * received.  A second piece needs a first (invalid otherwise), and the
+ * local copy has none. */
+gpu_status_t gpu_plan_second(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,
+                             const size_t *slen, const size_t *sdispl, char *rbuf,
+                             const size_t *rlen, const size_t *rdispl);
 gpu_status_t gpu_plan_gatherv(gpu_xchg_plan_t *p, int rank, int n, int root, const char *sbuf,
                               size_t slen, char *rbuf, const size_t *rlen, const size_t *rdispl);
 gpu_status_t gpu_plan_scatterv(gpu_xchg_plan_t *p, int rank, int n, int root, const char *sbuf,

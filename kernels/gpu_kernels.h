@@ -135,6 +135,14 @@ typedef struct {
     size_t ll_bytes;                  /* the largest pair of the whole collective when
                                          every rank knows it (0: unknown, as in
                                          alltoallv): picks the persistent engine */
+    /* A pair may carry a second piece behind its first: a neighbourhood
+     * whose neighbour is one rank in both directions of a dimension moves
+     * both blocks in one call instead of a call each (see gpu_xchg_two).
+     * *_first is the first piece's bytes, 0 for a pair of one piece. */
+    size_t send_first[GPU_MAX_PEERS];
+    const char *send_src2[GPU_MAX_PEERS];
+    size_t recv_first[GPU_MAX_PEERS];
+    char *recv_dst2[GPU_MAX_PEERS];
 } gpu_xchg_plan_t;
 
 typedef struct {
@@ -171,6 +179,39 @@ GPU_XCHG_HD int gpu_xchg_pair_blocks(size_t len, size_t chunk, int nb_max)
 {
     size_t n = (len + chunk - 1) / chunk;
     return n < (size_t) nb_max ? (int) n : nb_max;
+}
+
+/*
+ * A pair of two pieces is, to both ends' chunking, one run of bytes: the
+ * first piece, padding up to gpu_xchg_cut(first), the second piece (its
+ * send_len / recv_len count all three).  The padding keeps every chunk and
+ * LL line inside one piece and the second piece 16-byte aligned in a slot;
+ * it is never read nor written.  Both ends know both lengths (matching
+ * signatures), so they cut alike.
+ */
+GPU_XCHG_HD size_t gpu_xchg_cut(size_t first)
+{
+    return (first + 15) / 16 * 16;
+}
+/* Bytes [off, off + len) of a pair: *n1 of them are the first piece's at
+ * offset off, *n2 the second piece's at offset *o2, which come *at2 bytes
+ * into the range.  first 0: all of it is the first piece. */
+GPU_XCHG_HD void gpu_xchg_two(size_t first, size_t off, size_t len, size_t *n1, size_t *at2,
+                              size_t *o2, size_t *n2)
+{
+    const size_t end = off + len, cut = gpu_xchg_cut(first);
+    const size_t lo2 = off > cut ? off : cut;
+    if (0 == first) {
+        *n1 = len;
+        *at2 = len;
+        *o2 = 0;
+        *n2 = 0;
+        return;
+    }
+    *n1 = off < first ? (end < first ? end : first) - off : 0;
+    *at2 = lo2 - off;
+    *o2 = lo2 - cut;
+    *n2 = end > lo2 ? end - lo2 : 0;
 }
 
 gpu_status_t gpu_kernel_xchg(gpu_op_t op, gpu_dtype_t dt, const gpu_xchg_args_t *args,

@@ -227,26 +227,44 @@ __device__ bool wait_slots(const ll_ctx &x)
     return true;
 }
 
+/* Where pair byte pos (a line's start) lives: the address and how many
+ * bytes from it up to end belong to the same piece; 0 bytes for padding
+ * (gpu_xchg_two: a line never spans two pieces). */
+__device__ __forceinline__ const char *line_at(const char *p1, const char *p2, size_t first,
+                                               size_t pos, size_t end, size_t *valid)
+{
+    size_t n1, at2, o2, n2;
+    gpu_xchg_two(first, pos, end - pos, &n1, &at2, &o2, &n2);
+    *valid = n1 > 0 ? n1 : 0 == at2 ? n2 : 0;
+    return n1 > 0 ? p1 + pos : p2 + o2;
+}
+
+__device__ __forceinline__ unsigned long long send_line(const gpu_xchg_plan_t &p, int q,
+                                                        size_t pos, size_t end)
+{
+    size_t valid;
+    const char *src = line_at(p.send_src[q], p.send_src2[q], p.send_first[q], pos, end, &valid);
+    return valid > 0 ? load8(src, valid) : 0;
+}
+
 __device__ void send_pieces(const ll_ctx &x, unsigned tid, unsigned nt)
 {
     const gpu_xchg_plan_t &p = x.c.plan;
     for (int k = 1; k < x.a.nranks; ++k) {
         const int q = x.a.rank + k < x.a.nranks ? x.a.rank + k : x.a.rank + k - x.a.nranks;
-        const size_t off = x.c.send_off[q], n = x.c.send_n[q];
+        const size_t off = x.c.send_off[q], n = x.c.send_n[q], end = off + n;
         if (0 == n) {
             continue;
         }
         const size_t nlines = (n + GPU_LL_PAYLOAD - 1) / GPU_LL_PAYLOAD;
-        const char *src = p.send_src[q] + off;
         /* the next line's load leaves before this line's store, which no
          * later load passes (a volatile store) */
-        unsigned long long next = tid < nlines ? load8(src + tid * GPU_LL_PAYLOAD,
-                                                       n - tid * GPU_LL_PAYLOAD)
+        unsigned long long next = tid < nlines ? send_line(p, q, off + tid * GPU_LL_PAYLOAD, end)
                                                : 0;
         for (size_t j = tid; j < nlines; j += nt) {
             const unsigned long long v = next;
             if (j + nt < nlines) {
-                next = load8(src + (j + nt) * GPU_LL_PAYLOAD, n - (j + nt) * GPU_LL_PAYLOAD);
+                next = send_line(p, q, off + (j + nt) * GPU_LL_PAYLOAD, end);
             }
             ll_put(x.line(q, x.a.rank, (off + j * GPU_LL_PAYLOAD) / GPU_LL_PAYLOAD), v, x.flag);
         }
@@ -259,7 +277,7 @@ __device__ bool recv_copies(const ll_ctx &x, unsigned tid, unsigned nt)
     bool ok = true;
     for (int k = 1; k < x.a.nranks && ok; ++k) {
         const int s = x.a.rank >= k ? x.a.rank - k : x.a.rank - k + x.a.nranks;
-        const size_t off = x.c.recv_off[s], n = x.c.recv_n[s];
+        const size_t off = x.c.recv_off[s], n = x.c.recv_n[s], end = off + n;
         if (0 == n) {
             continue;
         }
@@ -267,11 +285,16 @@ __device__ bool recv_copies(const ll_ctx &x, unsigned tid, unsigned nt)
         for (size_t j = tid; j < nlines; j += nt) {
             const size_t pos = off + j * GPU_LL_PAYLOAD, idx = pos / GPU_LL_PAYLOAD;
             unsigned long long v;
+            size_t valid;
             if (!x.get(s, idx, &v)) {
                 ok = false;
                 break;
             }
-            store8(p.recv_dst[s] + pos, v, n - j * GPU_LL_PAYLOAD);
+            char *dst = const_cast<char *>(line_at(p.recv_dst[s], p.recv_dst2[s],
+                                                   p.recv_first[s], pos, end, &valid));
+            if (valid > 0) {
+                store8(dst, v, valid);
+            }
         }
     }
     return ok;
@@ -421,20 +444,24 @@ __device__ unsigned long long ptr_of(const unsigned *w, int i)
  * when every word carries the same tag, returned in *tag. */
 __device__ bool read_tagged(const volatile uint64_t *src, int nw, unsigned *words, uint32_t *tag)
 {
+    constexpr int kLoads = (GPU_LL_DESC_WORDS + 31) / 32;
     const int lane = threadIdx.x;
-    uint32_t ref = 0;
+    unsigned long long w[kLoads];
     bool same = true;
-    /* the trip count is the same in every lane (shuffles need the warp) */
-    for (int base = 0; base < nw; base += 32) {
-        const int i = base + lane;
-        const unsigned long long w = i < nw ? ld_volatile(&src[i]) : 0;
-        const uint32_t t = (uint32_t) (w >> 32);
-        if (0 == base) {
-            ref = __shfl_sync(0xffffffffu, t, 0);
-        }
+    /* every load leaves before the first is used: one trip to host memory
+     * (0.7-0.8 us) however many peers a command describes */
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) {
+        const int i = k * 32 + lane;
+        w[k] = i < nw ? ld_volatile(&src[i]) : 0;
+    }
+    const uint32_t ref = __shfl_sync(0xffffffffu, (uint32_t) (w[0] >> 32), 0);
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) {
+        const int i = k * 32 + lane;
         if (i < nw) {
-            same = same && t == ref;
-            words[i] = (unsigned) w;
+            same = same && (uint32_t) (w[k] >> 32) == ref;
+            words[i] = (unsigned) w[k];
         }
     }
     *tag = ref;
@@ -490,6 +517,10 @@ __device__ void decode(const gpu_ll_args_t &a, const unsigned *w, ll_cmd *c)
         p.send_len[t] = slen;
         p.recv_dst[t] = (char *) dst;
         p.recv_len[t] = rlen;
+        p.send_first[t] = e[GPU_LL_P_SEND_FIRST];
+        p.send_src2[t] = (const char *) ptr_of(e, GPU_LL_P_SEND_SRC2);
+        p.recv_first[t] = e[GPU_LL_P_RECV_FIRST];
+        p.recv_dst2[t] = (char *) ptr_of(e, GPU_LL_P_RECV_DST2);
         c->wait_blocks[t] = (int) (slw >> 24);
         c->wait_seq[t] = wseq;
         c->send_off[t] = so;

@@ -88,7 +88,11 @@ enum {
     GPU_LL_P_RECV_DST = 3,  /* 2 words */
     GPU_LL_P_RECV_LEN = 5,
     GPU_LL_P_WAIT_SEQ = 6,  /* 2 words: their acks must have reached this call */
-    GPU_LL_PEER_WORDS = 8
+    GPU_LL_P_SEND_FIRST = 8,  /* a pair of two pieces (gpu_xchg_two): the first's bytes */
+    GPU_LL_P_SEND_SRC2 = 9,   /* 2 words */
+    GPU_LL_P_RECV_FIRST = 11,
+    GPU_LL_P_RECV_DST2 = 12,  /* 2 words */
+    GPU_LL_PEER_WORDS = 14
 };
 #define GPU_LL_MAX_BYTES ((size_t) 1 << 24)   /* lengths fit in 24 bits */
 #define GPU_LL_DESC_WORDS (GPU_LL_W_PEERS + GPU_LL_PEER_WORDS * GPU_MAX_PEERS)
@@ -124,6 +128,9 @@ typedef struct {
 #define GPU_LL_CTL_OFF ((size_t) GPU_LL_MAX_BLOCKS * GPU_MAX_PEERS * 8)  /* block 0's quit word */
 #define GPU_LL_CMD_OFF (GPU_LL_CTL_OFF + 64)     /* its tagged copy of a command for the others */
 #define GPU_LL_SLOTS_OFF (GPU_LL_CTL_OFF + 4096)  /* [parity][source][line] */
+/* the copy of the largest command fits before the slots */
+typedef char gpu_ll_cmd_copy_fits[GPU_LL_CMD_OFF + 8 * GPU_LL_DESC_WORDS <= GPU_LL_SLOTS_OFF ? 1
+                                                                                          : -1];
 
 typedef struct {
     char *peer_base[GPU_MAX_PEERS];

@@ -57,6 +57,34 @@ __device__ __forceinline__ bool my_chunk(const gpu_xchg_args_t &a, size_t len, i
     return true;
 }
 
+/* Bytes [off, off + len) of a pair to or from a slot, piece by piece
+ * (gpu_xchg_two); the two copies write disjoint bytes, so no barrier. */
+__device__ void pack(char *slot, const char *p1, const char *p2, size_t first, size_t off,
+                     size_t len)
+{
+    size_t n1, at2, o2, n2;
+    gpu_xchg_two(first, off, len, &n1, &at2, &o2, &n2);
+    if (n1 > 0) {
+        block_copy(slot, p1 + off, n1);
+    }
+    if (n2 > 0) {
+        block_copy(slot + at2, p2 + o2, n2);
+    }
+}
+
+__device__ void unpack(char *p1, char *p2, size_t first, size_t off, size_t len,
+                       const char *slot)
+{
+    size_t n1, at2, o2, n2;
+    gpu_xchg_two(first, off, len, &n1, &at2, &o2, &n2);
+    if (n1 > 0) {
+        block_copy(p1 + off, slot, n1);
+    }
+    if (n2 > 0) {
+        block_copy(p2 + o2, slot + at2, n2);
+    }
+}
+
 /* Rounds this block takes part in, over every pair of the plan. */
 __device__ int block_rounds(const gpu_xchg_args_t &a, int ch)
 {
@@ -108,7 +136,8 @@ __device__ bool send_round(const gpu_xchg_args_t &a, int r, int ch)
         if (!ok) {
             return false;
         }
-        block_copy(slot(a, a.data_base[q], a.rank, ch, j), a.plan.send_src[q] + off, len);
+        pack(slot(a, a.data_base[q], a.rank, ch, j), a.plan.send_src[q], a.plan.send_src2[q],
+             a.plan.send_first[q], off, len);
         __syncthreads();
         if (0 == threadIdx.x) {
             __threadfence_system();
@@ -141,7 +170,8 @@ __device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r, int ch)
         if (!ok) {
             return false;
         }
-        block_copy(a.plan.recv_dst[s] + off, slot(a, a.data_base[a.rank], s, ch, j), len);
+        unpack(a.plan.recv_dst[s], a.plan.recv_dst2[s], a.plan.recv_first[s], off, len,
+               slot(a, a.data_base[a.rank], s, ch, j));
         __syncthreads();
         if (0 == threadIdx.x) {
             st_relaxed_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), j + 1);

@@ -14,10 +14,16 @@
  *   - graphs: one round, taken only where no neighbour repeats in either
  *     list (the pairing of repeated edges is by position, which one
  *     kernel call cannot express).
- * A call of two rounds runs only blocking; a nonblocking one stages (the
- * rule is the topology's, the same on every rank).  Anything else this
- * rank cannot express (derived types, negative displacements, more than
- * GPU_MAX_PEERS ranks) makes it post "stage", and every rank stages.
+ * Two rounds go as one call where they can: a neighbour met in both
+ * carries two pieces, round 0's first, in the same order at both ends
+ * (gpu_xchg_two), so a 2x2 periodic halo is one launch or one command of
+ * the resident kernel instead of two.  Only a rank that is its own
+ * neighbour in both rounds (a periodic dimension of extent 1) keeps two
+ * calls: the plan has one local copy.  Those run only blocking; a
+ * nonblocking one stages (the rule is the topology's, the same on every
+ * rank).  Anything else this rank cannot express (derived types, negative
+ * displacements, more than GPU_MAX_PEERS ranks) makes it post "stage", and
+ * every rank stages.
  */
 #include "ompi_config.h"
 
@@ -121,54 +127,117 @@ static int gpu_nbr_span(const mca_coll_gpu_geom_t *g, int i, int count, const in
     return 1;
 }
 
-/* Round r's plan in x->plan (r 0) or x->plan2 (r 1) */
-static int gpu_nbr_plan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int r,
-                        int nrounds, const mca_coll_gpu_geom_t *sg,
-                        const mca_coll_gpu_geom_t *rg, gpu_xchg_plan_t *plan)
+/* Round r's blocks as byte spans per peer (each peer once at most) */
+typedef struct {
+    size_t sl[GPU_MAX_PEERS], sd[GPU_MAX_PEERS], rl[GPU_MAX_PEERS], rd[GPU_MAX_PEERS];
+    char sent[GPU_MAX_PEERS], got[GPU_MAX_PEERS];
+} gpu_nbr_spans_t;
+
+static int gpu_nbr_spans(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int r,
+                         int nrounds, const mca_coll_gpu_geom_t *sg,
+                         const mca_coll_gpu_geom_t *rg, gpu_nbr_spans_t *s)
 {
-    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
     const int gather = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER == a->kind ||
                        MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV == a->kind;
     gpu_nbr_blk_t snd[2 * GPU_MAX_PEERS], rcv[2 * GPU_MAX_PEERS];
-    size_t sl[GPU_MAX_PEERS] = { 0 }, sd[GPU_MAX_PEERS] = { 0 };
-    size_t rl[GPU_MAX_PEERS] = { 0 }, rd[GPU_MAX_PEERS] = { 0 };
-    char sent[GPU_MAX_PEERS] = { 0 }, got[GPU_MAX_PEERS] = { 0 };
     int ns, nr;
 
+    memset(s, 0, sizeof(*s));
     if (!gpu_nbr_round(m->comm, r, nrounds, snd, &ns, rcv, &nr)) {
         return 0;
     }
     for (int i = 0; i < ns; ++i) {
         const int q = snd[i].peer;
-        if (sent[q]++ ||
+        if (s->sent[q]++ ||
             !gpu_nbr_span(sg, snd[i].index, a->scount, gather ? NULL : a->scounts,
-                          gather ? NULL : a->sdispls, gather, &sd[q], &sl[q])) {
+                          gather ? NULL : a->sdispls, gather, &s->sd[q], &s->sl[q])) {
             return 0;   /* a neighbour twice in one round */
         }
     }
     for (int i = 0; i < nr; ++i) {
         const int q = rcv[i].peer;
-        if (got[q]++ || !gpu_nbr_span(rg, rcv[i].index, a->rcount, a->rcounts, a->rdispls, 0,
-                                      &rd[q], &rl[q])) {
+        if (s->got[q]++ || !gpu_nbr_span(rg, rcv[i].index, a->rcount, a->rcounts, a->rdispls, 0,
+                                         &s->rd[q], &s->rl[q])) {
             return 0;
         }
     }
-    /* the plan's local copy takes its length from the receive side */
-    if (sent[me] != got[me] || sl[me] != rl[me]) {
+    return 1;
+}
+
+/* Both rounds in one plan: where a peer has a block in each, round 1's
+ * becomes the pair's second piece.  A first piece of 0 bytes gives way to
+ * the second, at both ends alike (matching signatures: the sender's block
+ * and the receiver's have the same bytes).  0: the local copy twice. */
+static int gpu_nbr_merge(gpu_nbr_spans_t *s, const gpu_nbr_spans_t *t, int n, int me,
+                         size_t *s2l, size_t *s2d, size_t *r2l, size_t *r2d)
+{
+    if ((s->sent[me] && t->sent[me]) || (s->got[me] && t->got[me])) {
         return 0;
     }
-    if (GPU_OK != gpu_plan_alltoallv(plan, me, n, (const char *) a->sbuf, sl, sd,
-                                     (char *) a->rbuf, rl, rd)) {
+    for (int q = 0; q < n; ++q) {
+        s2l[q] = r2l[q] = 0;
+        if (q == me ? t->sent[q] : 0 == s->sl[q]) {
+            s->sl[q] = t->sl[q];   /* round 1's, or nothing */
+            s->sd[q] = t->sd[q];
+        } else if (q != me) {
+            s2l[q] = t->sl[q];
+            s2d[q] = t->sd[q];
+        }
+        if (q == me ? t->got[q] : 0 == s->rl[q]) {
+            s->rl[q] = t->rl[q];
+            s->rd[q] = t->rd[q];
+        } else if (q != me) {
+            r2l[q] = t->rl[q];
+            r2d[q] = t->rd[q];
+        }
+        s->sent[q] |= t->sent[q];
+        s->got[q] |= t->got[q];
+    }
+    return 1;
+}
+
+/* Round r's plan in x->plan (r 0) or x->plan2 (r 1); r -1: both rounds in
+ * x->plan (0 where they cannot be one) */
+static int gpu_nbr_plan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int r,
+                        int nrounds, const mca_coll_gpu_geom_t *sg,
+                        const mca_coll_gpu_geom_t *rg, gpu_xchg_plan_t *plan)
+{
+    const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    size_t s2l[GPU_MAX_PEERS] = { 0 }, s2d[GPU_MAX_PEERS] = { 0 };
+    size_t r2l[GPU_MAX_PEERS] = { 0 }, r2d[GPU_MAX_PEERS] = { 0 };
+    gpu_nbr_spans_t s, t;
+
+    if (!gpu_nbr_spans(m, a, r < 0 ? 0 : r, nrounds, sg, rg, &s)) {
+        return 0;
+    }
+    if (r < 0 && (!gpu_nbr_spans(m, a, 1, nrounds, sg, rg, &t) ||
+                  !gpu_nbr_merge(&s, &t, n, me, s2l, s2d, r2l, r2d))) {
+        return 0;
+    }
+    /* the plan's local copy takes its length from the receive side */
+    if (s.sent[me] != s.got[me] || s.sl[me] != s.rl[me]) {
+        return 0;
+    }
+    if (GPU_OK != gpu_plan_alltoallv(plan, me, n, (const char *) a->sbuf, s.sl, s.sd,
+                                     (char *) a->rbuf, s.rl, s.rd) ||
+        GPU_OK != gpu_plan_second(plan, me, n, (const char *) a->sbuf, s2l, s2d,
+                                  (char *) a->rbuf, r2l, r2d)) {
         return 0;
     }
     /* a round moves at most one block per pair, and without v every block
      * is the same bytes on every rank (matching signatures): the largest
      * pair is known alike everywhere, so small calls may take the resident
-     * kernel (its choice must be every rank's).  One round only: two
-     * resident-kernel calls in a row lost the second round's blocks on 4x
-     * H100 (periodic extent-2 grids, 2-4 ranks), so those launch. */
+     * kernel (its choice must be every rank's).  One call only: an MPI
+     * call is one number of the resident kernel's line flags, so a second
+     * command in the same call reused the next call's number (4x H100:
+     * periodic extent-2 grids lost blocks), and two rounds launch. */
     if (NULL == a->rcounts && 1 == nrounds) {
         plan->ll_bytes = (size_t) a->rcount * rg->size;
+    } else if (NULL == a->rcounts && r < 0 && a->rcount > 0) {
+        /* merged: every rank has a peer of two blocks (the topology's
+         * extent-2 periodic dimension is every rank's) */
+        plan->ll_bytes = gpu_xchg_cut((size_t) a->rcount * rg->size) +
+                         (size_t) a->rcount * rg->size;
     }
     return 1;
 }
@@ -183,12 +252,18 @@ int mca_coll_gpu_native_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_ar
 {
     const int rounds = gpu_nbr_rounds(m->comm);
     mca_coll_gpu_geom_t sg, rg;
+    int merged = 0;
 
     if (MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW == a->kind ||
-        ompi_comm_size(m->comm) > GPU_MAX_PEERS ||
-        (rounds > 1 && !blocking) || !mca_coll_gpu_geom(a->sdtype, &sg) ||
+        ompi_comm_size(m->comm) > GPU_MAX_PEERS || !mca_coll_gpu_geom(a->sdtype, &sg) ||
         !mca_coll_gpu_geom(a->rdtype, &rg)) {
         return 0;
+    }
+    if (rounds > 1) {
+        merged = gpu_nbr_plan(m, a, -1, rounds, &sg, &rg, &x->plan);
+        if (!merged && !blocking) {
+            return 0;
+        }
     }
     x->call.what = mca_coll_gpu_coll_ops(a->kind)->name;
     x->call.plan = &x->plan;
@@ -197,8 +272,8 @@ int mca_coll_gpu_native_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_ar
     x->call.count = 0;
     x->call.op = GPU_OP_BOR;
     x->call.dt = GPU_DT_U8;
-    x->rounds = rounds;
-    for (int r = 0; r < rounds; ++r) {
+    x->rounds = merged ? 1 : rounds;
+    for (int r = 0; !merged && r < rounds; ++r) {
         if (!gpu_nbr_plan(m, a, r, rounds, &sg, &rg, 0 == r ? &x->plan : &x->plan2)) {
             return 0;
         }
