@@ -18,6 +18,7 @@ Usage: results_index.py [--check] [--root DIR]
 """
 import difflib
 import os
+import subprocess
 import re
 import sys
 
@@ -92,6 +93,29 @@ def read_bench(path, gpus):
     return (m.group(1), rows, int(m.group(4)), m.group(5)) if rows else None
 
 
+def in_git(root):
+    try:
+        return subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=root,
+                              capture_output=True, check=False).returncode == 0
+    except OSError:
+        return False
+
+
+def commit_time(d, fname):
+    """When git last committed the listing (a later run of the same day and
+    sizes wins); one not committed yet is the newest of all."""
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%ct", "--", fname], cwd=d,
+                             capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        return 0
+    if not out:
+        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", fname], cwd=d,
+                                 capture_output=True, check=False).returncode == 0
+        return 0 if tracked else float("inf")
+    return int(out)
+
+
 def newest(res, runs):
     """{(kind, coll): entry}: the newest run's listing for each."""
     best = {}
@@ -107,7 +131,7 @@ def newest(res, runs):
                 continue
             coll, rows, loops, nccl = got
             key = (run["kind"], coll)
-            rank = (run["date"], len(rows), fname)
+            rank = (run["date"], len(rows), commit_time(d, fname), fname)
             if key not in best or rank > best[key]["rank"]:
                 best[key] = {"rank": rank, "run": run, "file": fname, "rows": rows,
                              "loops": loops, "nccl": nccl}
@@ -211,6 +235,10 @@ def main(argv):
     if "--root" in argv:
         root = argv[argv.index("--root") + 1]
     res = os.path.join(root, "docs", "results")
+    if check and not in_git(root):
+        # the newest of two same-day runs is the later commit's
+        print("results_index.py: not a git checkout, the index is not checked")
+        return 0
     runs = read_runs(res)
     best = newest(res, runs)
     if not best:
