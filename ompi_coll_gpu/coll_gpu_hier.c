@@ -167,6 +167,14 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     char rail[128];
     gpu_status_t st_engine, st_net;
 
+    /* Open MPI's split has no timeout: it starts only once a bounded
+     * agreement has shown every rank here (one that timed out in the
+     * exchange of nodes never comes, and the others stage instead of
+     * waiting in the split for it) */
+    if (!mca_coll_gpu_all_ok(m, 1)) {
+        m->node_comm = NULL;
+        return 0;
+    }
     if (OMPI_SUCCESS != ompi_comm_split(m->comm, node_of[rank], rank, &m->node_comm, false)) {
         m->node_comm = NULL;
         return 0;
