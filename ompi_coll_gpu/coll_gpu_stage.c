@@ -137,14 +137,30 @@ static int gpu_stage_copy(void *dst, const void *src, size_t bytes, const char *
     return MPI_SUCCESS;
 }
 
+static char *gpu_stage_alloc(size_t span)
+{
+    char *p;
+    if ((ptrdiff_t) span >= GPU_STAGE_MMAP_MIN) {
+        p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+        return MAP_FAILED == p ? NULL : p;
+    }
+    return malloc(span);
+}
+
+static void gpu_stage_release(char *p, size_t span)
+{
+    if ((ptrdiff_t) span >= GPU_STAGE_MMAP_MIN) {
+        munmap(p, span);
+    } else {
+        free(p);
+    }
+}
+
 static void gpu_stage_free(gpu_stage_t *s)
 {
     if (NULL != s->shadow) {
-        if (s->hi - s->lo >= GPU_STAGE_MMAP_MIN) {
-            munmap(s->shadow, (size_t) (s->hi - s->lo));
-        } else {
-            free(s->shadow);
-        }
+        gpu_stage_release(s->shadow, (size_t) (s->hi - s->lo));
         s->shadow = NULL;
     }
     if (s->seg != s->inl) {
@@ -155,7 +171,15 @@ static void gpu_stage_free(gpu_stage_t *s)
     s->nseg = 0;
 }
 
-static int gpu_stage_in(gpu_stage_t *s, void **view)
+/* The view (the shadow less lo) is what the host library gets, and a view
+ * equal to the other buffer's is MPI_IN_PLACE to Open MPI's libnbc
+ * (NBC_IN_PLACE compares the pointers): it skips this rank's own block and
+ * waits for messages its peers never send.  Views meet whenever the two
+ * shadows lie as far apart as the two sets of blocks (displacements,
+ * MPI_BOTTOM's absolute addresses), which malloc does now and then.  So a
+ * view equal to avoid takes a second shadow, made while the first is
+ * held: it lies elsewhere, and so does its view. */
+static int gpu_stage_in(gpu_stage_t *s, void **view, const void *avoid)
 {
     int ret = MPI_SUCCESS;
     *view = s->user;
@@ -165,12 +189,11 @@ static int gpu_stage_in(gpu_stage_t *s, void **view)
         return MPI_SUCCESS;
     }
     const size_t span = (size_t) (s->hi - s->lo);
-    if (s->hi - s->lo >= GPU_STAGE_MMAP_MIN) {
-        s->shadow = mmap(NULL, span, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        s->shadow = MAP_FAILED == s->shadow ? NULL : s->shadow;
-    } else {
-        s->shadow = malloc(span);
+    s->shadow = gpu_stage_alloc(span);
+    if (NULL != s->shadow && s->shadow - s->lo == (const char *) avoid) {
+        char *first = s->shadow;
+        s->shadow = gpu_stage_alloc(span);
+        gpu_stage_release(first, span);
     }
     if (NULL == s->shadow) {
         mca_coll_gpu_show_help("staging-no-memory", (ssize_t) span);
@@ -210,11 +233,13 @@ static int gpu_stage_out(gpu_stage_t *s, int copy_out)
 int mca_coll_gpu_stage_pair(gpu_stage_t *s, gpu_stage_t *r, void **sv, void **rv)
 {
     int ret = MPI_SUCCESS;
+    /* each view differs from what the other buffer is handed: the user's
+     * pointer where it is not staged, else its own view */
     if (NULL != s) {
-        ret = gpu_stage_in(s, sv);
+        ret = gpu_stage_in(s, sv, NULL != r ? r->user : NULL);
     }
     if (MPI_SUCCESS == ret && NULL != r) {
-        ret = gpu_stage_in(r, rv);
+        ret = gpu_stage_in(r, rv, NULL != s ? *sv : NULL);
         if (MPI_SUCCESS != ret && NULL != s) {
             gpu_stage_free(s);
         }
