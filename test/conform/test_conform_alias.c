@@ -43,7 +43,8 @@ static int alias_call(const alias_t *p, unsigned char *dev, ptrdiff_t d)
 {
     const ptrdiff_t bytes = ALIAS_N * (ptrdiff_t) sizeof(int);
     const ptrdiff_t sofs = ALIAS_WINDOW + ALIAS_STEP, rofs = sofs + d;
-    int sc[ALIAS_MAXP] = { 0 }, sd[ALIAS_MAXP] = { 0 }, rc[ALIAS_MAXP] = { 0 }, rd[ALIAS_MAXP] = { 0 };
+    int sc[ALIAS_MAXP] = { 0 }, sd[ALIAS_MAXP] = { 0 };
+    int rc[ALIAS_MAXP] = { 0 }, rd[ALIAS_MAXP] = { 0 };
     int vals[ALIAS_N], got[ALIAS_N], rcode;
     MPI_Datatype st[ALIAS_MAXP], rt[ALIAS_MAXP], sblk = MPI_DATATYPE_NULL, rblk = MPI_DATATYPE_NULL;
     void *sbuf = dev, *rbuf = dev;
