@@ -18,7 +18,10 @@
  *
  *   gpucoll_bench [-c allreduce|bcast|reduce|allgather|reduce_scatter|alltoall|neighbor_alltoall]
  *                 [-b min_bytes] [-e max_bytes] [-n iters] [-r repetitions] [--no-nccl] [--nonblocking]
- *                 [--csv FILE] [--json FILE]
+ *                 [--graph] [--csv FILE] [--json FILE]
+ *
+ * --graph adds NCCL's time per call when 20 calls are replayed as one CUDA
+ * graph (nccl-tests' -G: its best case, no launch or host wait per call).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -143,10 +146,53 @@ static double time_nccl(nccl_comm_t c, cudaStream_t st, void *s, void *r, size_t
     return mx;
 }
 
+/* NCCL's best time per call: GPU_GRAPH_CALLS calls captured in one CUDA
+ * graph and the graph replayed (what nccl-tests' -G reports): no launch
+ * and no host wait per call.  0 where capture fails. */
+#define GPU_GRAPH_CALLS 20
+static double time_nccl_graph(nccl_comm_t c, cudaStream_t st, void *s, void *r, size_t count,
+                              int iters)
+{
+    const int launches = iters / GPU_GRAPH_CALLS > 0 ? iters / GPU_GRAPH_CALLS : 1;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    double t0, dt, mx;
+    int ok = cudaSuccess == cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal);
+    for (int i = 0; ok && i < GPU_GRAPH_CALLS; ++i) {
+        ok = 0 == nccl_call(c, st, s, r, count);
+    }
+    ok = cudaSuccess == cudaStreamEndCapture(st, &g) && ok;
+    ok = ok && cudaSuccess == cudaGraphInstantiate(&ge, g, 0);
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (ok) {
+        CK(cudaGraphLaunch(ge, st));   /* warm */
+        CK(cudaStreamSynchronize(st));
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        for (int i = 0; i < launches; ++i) {
+            CK(cudaGraphLaunch(ge, st));
+        }
+        CK(cudaStreamSynchronize(st));
+        dt = (MPI_Wtime() - t0) / (launches * GPU_GRAPH_CALLS);
+    }
+    if (NULL != ge) {
+        CK(cudaGraphExecDestroy(ge));
+    }
+    if (NULL != g) {
+        CK(cudaGraphDestroy(g));
+    }
+    if (!ok) {
+        (void) cudaGetLastError();
+        return 0;
+    }
+    MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return mx;
+}
+
 int main(int argc, char **argv)
 {
     size_t minb = 8, maxb = 1ul << 31, bytes;
-    int iters_arg = 0, use_nccl = 1, rank, size, ndev, i, nver = 0, reps = 3;
+    int iters_arg = 0, use_nccl = 1, rank, size, ndev, i, nver = 0, reps = 3, graph = 0;
     const char *csv = NULL, *json = NULL;
     FILE *cf = NULL, *jf = NULL;
     int nrows = 0;
@@ -167,6 +213,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-nccl")) use_nccl = 0;
         else if (!strcmp(argv[i], "--nonblocking")) nonblocking = 1;   /* allreduce only */
+        else if (!strcmp(argv[i], "--graph")) graph = 1;
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(argv[i], "-c") && i + 1 < argc) {
@@ -187,8 +234,8 @@ int main(int argc, char **argv)
                     fprintf(o, "gpucoll_bench: unknown option or missing value: %s\n", argv[i]);
                 }
                 fprintf(o, "usage: gpucoll_bench [-c collective] [-b min_bytes] [-e max_bytes] "
-                        "[-n iters] [-r repetitions] [--no-nccl] [--nonblocking] [--csv file] "
-                        "[--json file]\ncollectives:");
+                        "[-n iters] [-r repetitions] [--no-nccl] [--nonblocking] [--graph] "
+                        "[--csv file] [--json file]\ncollectives:");
                 for (int c = 0; c < B_N; ++c) fprintf(o, " %s", bname[c]);
                 fprintf(o, "\n");
             }
@@ -243,10 +290,11 @@ int main(int argc, char **argv)
         if (use_nccl) printf(", NCCL %d\n", nver);
         printf("%12s %10s %10s %10s", "size(B)", "time(us)", "algbw", "busbw");
         if (use_nccl) printf(" %10s %10s %8s", "nccl(us)", "nccl_bus", "speedup");
+        if (use_nccl && graph) printf(" %10s %8s", "graph(us)", "vs_graph");
         printf("\n");
         if (csv) {
             cf = fopen(csv, "w");
-            if (cf) fprintf(cf, "coll,bytes,time_us,algbw_GBs,busbw_GBs,nccl_time_us,nccl_busbw_GBs\n");
+            if (cf) fprintf(cf, "coll,bytes,time_us,algbw_GBs,busbw_GBs,nccl_time_us,nccl_busbw_GBs,nccl_graph_us\n");
         }
         if (json) {
             jf = fopen(json, "w");
@@ -261,22 +309,25 @@ int main(int argc, char **argv)
         }
         int iters = iters_arg ? iters_arg : (bytes <= (1u << 20) ? 200 : (bytes <= (64u << 20) ? 50 : 10));
         int warm = iters / 10 + 2;
-        double tr[MAX_REPS], tnr[MAX_REPS], t, tn = 0;
+        double tr[MAX_REPS], tnr[MAX_REPS], tgr[MAX_REPS], t, tn = 0, tg = 0;
         for (int k = 0; k < reps; ++k) {
             tr[k] = time_mpi(s, r, count, iters, warm);
             if (use_nccl) tnr[k] = time_nccl(nc, st, s, r, count, iters, warm);
+            if (use_nccl && graph) tgr[k] = time_nccl_graph(nc, st, s, r, count, iters);
         }
         t = median(tr, reps);
         if (use_nccl) tn = median(tnr, reps);
+        if (use_nccl && graph) tg = median(tgr, reps);
         double alg = (double) bytes / t / 1e9, bus = alg * bus_factor();
         if (0 == rank) {
             printf("%12zu %10.2f %10.2f %10.2f", bytes, t * 1e6, alg, bus);
             if (use_nccl) {
                 double nb = (double) bytes / tn / 1e9 * bus_factor();
                 printf(" %10.2f %10.2f %8.2f", tn * 1e6, nb, tn / t);
-                if (cf) fprintf(cf, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f\n", bname[coll], bytes, t * 1e6, alg, bus, tn * 1e6, nb);
+                if (graph) printf(" %10.2f %8.2f", tg * 1e6, tg / t);
+                if (cf) fprintf(cf, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", bname[coll], bytes, t * 1e6, alg, bus, tn * 1e6, nb, tg * 1e6);
             } else if (cf) {
-                fprintf(cf, "%s,%zu,%.3f,%.3f,%.3f,,\n", bname[coll], bytes, t * 1e6, alg, bus);
+                fprintf(cf, "%s,%zu,%.3f,%.3f,%.3f,,,\n", bname[coll], bytes, t * 1e6, alg, bus);
             }
             printf("\n");
             fflush(stdout);

@@ -34,6 +34,9 @@ def main():
             bw.plot(x, [float(r["nccl_busbw_GBs"]) for r in rows], colour + "--", label=coll + " NCCL")
             lat.plot([int(r["bytes"]) for r in small], [float(r["nccl_time_us"]) for r in small], colour + "--",
                      label=coll + " NCCL")
+        if rows and float(rows[0].get("nccl_graph_us") or 0) > 0:
+            lat.plot([int(r["bytes"]) for r in small], [float(r["nccl_graph_us"]) for r in small], colour + ":",
+                     label=coll + " NCCL graph replay")
     for ax in (bw, lat):
         ax.set_xscale("log", base=2)
         ax.grid(True, which="both", alpha=0.3)
