@@ -30,7 +30,8 @@ ROW_RE = re.compile(r"^\s*(\d+)\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s")
 KINDS = ["h200x2", "h200x4", "h100x2", "h100x4"]
 COLUMNS = [8, 4096, 65536, 262144, 1 << 20, 16 << 20, 256 << 20]
 README_COLUMNS = [8, 4096, 262144, 1 << 20, 16 << 20]
-README_COLLS = ["allreduce", "bcast", "allgather", "alltoall", "neighbor_alltoall"]
+README_COLLS = ["allreduce", "bcast", "reduce", "allgather", "reduce_scatter",
+                "alltoall", "neighbor_alltoall"]
 COLL_NAMES = {"allreduce": "Allreduce", "bcast": "Bcast", "reduce": "Reduce",
               "allgather": "Allgather", "alltoall": "Alltoall",
               "reduce_scatter": "Reduce_scatter",
