@@ -83,7 +83,8 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     }
     /* blocks: the widest pair, or enough for the local copy */
     for (int k = 0; k < nwork; ++k) {
-        const int b = gpu_xchg_pair_blocks(lens[k], gpu_xchg_chunk(lens[k], c->xg_slot, nb), nb);
+        const size_t chunk = gpu_xchg_chunk(lens[k], c->xg_slot, nb, plan->relay);
+        const int b = gpu_xchg_pair_blocks(lens[k], chunk, nb);
         grid = b > grid ? b : grid;
         longest = lens[k] > longest ? lens[k] : longest;
     }

@@ -52,6 +52,27 @@ static void gpu_plan_self(gpu_xchg_plan_t *p, const char *src, char *dst, size_t
     }
 }
 
+/* A chain along order (rank order where NULL) through every rank, which
+ * starts at root (ends: the rank after it in the order starts): this
+ * rank's neighbours on it, -1 at its ends. */
+static void gpu_plan_chain(int rank, int n, int root, int ends, const int *order, int *prev,
+                           int *next)
+{
+    int mine = rank, top = root, pos;
+    for (int q = 0; NULL != order && q < n; ++q) {
+        mine = order[q] == rank ? q : mine;
+        top = order[q] == root ? q : top;
+    }
+    top = ends ? (top + 1) % n : top;
+    pos = (mine - top + n) % n;
+    *prev = pos > 0 ? (mine - 1 + n) % n : -1;
+    *next = pos < n - 1 ? (mine + 1) % n : -1;
+    if (NULL != order) {
+        *prev = *prev >= 0 ? order[*prev] : -1;
+        *next = *next >= 0 ? order[*next] : -1;
+    }
+}
+
 gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char *buf,
                             size_t bytes, int chain, const int *order)
 {
@@ -62,25 +83,16 @@ gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char 
     }
     p->ll_bytes = bytes;
     if (chain && n > 2) {
-        /* positions along the order, starting at the root */
-        int mine = rank, top = root, pos;
-        for (q = 0; NULL != order && q < n; ++q) {
-            mine = order[q] == rank ? q : mine;
-            top = order[q] == root ? q : top;
-        }
-        pos = (mine - top + n) % n;
+        int prev, next;
+        gpu_plan_chain(rank, n, root, 0, order, &prev, &next);
         p->relay = 1;
-        if (pos > 0) {
-            q = (mine - 1 + n) % n;
-            q = NULL != order ? order[q] : q;
-            p->recv_len[q] = bytes;
-            p->recv_dst[q] = buf;
+        if (prev >= 0) {
+            p->recv_len[prev] = bytes;
+            p->recv_dst[prev] = buf;
         }
-        if (pos < n - 1) {
-            q = (mine + 1) % n;
-            q = NULL != order ? order[q] : q;
-            p->send_len[q] = bytes;
-            p->send_src[q] = buf;
+        if (next >= 0) {
+            p->send_len[next] = bytes;
+            p->send_src[next] = buf;
         }
         return GPU_OK;
     }
@@ -139,6 +151,30 @@ gpu_status_t gpu_plan_reduce(gpu_xchg_plan_t *p, int rank, int n, int root, cons
     p->red_len = bytes;
     p->red_self = NULL == sbuf ? rbuf : sbuf;
     p->red_out = rbuf;
+    return GPU_OK;
+}
+
+gpu_status_t gpu_plan_reduce_chain(gpu_xchg_plan_t *p, int rank, int n, int root,
+                                   const char *sbuf, char *rbuf, size_t bytes, const int *order)
+{
+    gpu_status_t st = gpu_plan_init(p, GPU_XCHG_REDUCE, rank, n);
+    int prev, next;
+    if (GPU_OK != st || root < 0 || root >= n || n < 3) {
+        return GPU_OK != st ? st : GPU_ERR_INVALID;
+    }
+    gpu_plan_chain(rank, n, root, 1, order, &prev, &next);
+    p->relay = 1;
+    p->red_self = NULL == sbuf ? rbuf : sbuf;
+    if (prev >= 0) {
+        p->red_lo = p->red_hi = prev;
+        p->red_len = bytes;
+    }
+    if (next >= 0) {
+        p->send_len[next] = bytes;
+        p->send_src[next] = p->red_self;
+    } else {
+        p->red_out = rbuf;   /* the root */
+    }
     return GPU_OK;
 }
 

@@ -45,6 +45,13 @@ gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char 
                             size_t bytes, int chain, const int *order);
 gpu_status_t gpu_plan_reduce(gpu_xchg_plan_t *p, int rank, int n, int root, const char *sbuf,
                              char *rbuf, size_t bytes);
+/* Reduce along a chain that ends at the root (order: the topology's ring,
+ * NULL for rank order; n > 2): each rank folds what the ranks before it
+ * folded with its own input and passes it on (relay, REDUCE: the kernel's
+ * chain_reduce_round); red_lo is the rank before, the root's red_out its
+ * buffer.  Each link carries the message once. */
+gpu_status_t gpu_plan_reduce_chain(gpu_xchg_plan_t *p, int rank, int n, int root,
+                                   const char *sbuf, char *rbuf, size_t bytes, const int *order);
 gpu_status_t gpu_plan_allgatherv(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,
                                  char *rbuf, const size_t *rlen, const size_t *rdispl);
 gpu_status_t gpu_plan_alltoallv(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,

@@ -43,7 +43,7 @@ __device__ __forceinline__ bool my_chunk(const gpu_xchg_args_t &a, size_t len, i
     if (0 == len) {
         return false;
     }
-    const size_t chunk = gpu_xchg_chunk(len, a.slot_bytes, a.nb_max);
+    const size_t chunk = gpu_xchg_chunk(len, a.slot_bytes, a.nb_max, a.plan.relay);
     const int nb = gpu_xchg_pair_blocks(len, chunk, a.nb_max);
     if (ch >= nb) {
         return false;
@@ -94,7 +94,7 @@ __device__ int block_rounds(const gpu_xchg_args_t &a, int ch)
         if (0 == len) {
             return;
         }
-        const size_t chunk = gpu_xchg_chunk(len, a.slot_bytes, a.nb_max);
+        const size_t chunk = gpu_xchg_chunk(len, a.slot_bytes, a.nb_max, p.relay);
         const int nb = gpu_xchg_pair_blocks(len, chunk, a.nb_max);
         const size_t nch = (len + chunk - 1) / chunk;
         if (ch < nb) {
@@ -114,8 +114,10 @@ __device__ int block_rounds(const gpu_xchg_args_t &a, int ch)
     return rounds;
 }
 
-/* Push this round's chunk to every peer that gets one; false on timeout. */
-__device__ bool send_round(const gpu_xchg_args_t &a, int r, int ch)
+/* Push this round's chunk to every peer that gets one; false on timeout.
+ * from: where the chunk is (a chain's folded chunk in this rank's slot),
+ * NULL for the plan's source. */
+__device__ bool send_round(const gpu_xchg_args_t &a, int r, int ch, const char *from = NULL)
 {
     __shared__ unsigned long long j;
     __shared__ int ok;
@@ -136,8 +138,12 @@ __device__ bool send_round(const gpu_xchg_args_t &a, int r, int ch)
         if (!ok) {
             return false;
         }
-        pack(slot(a, a.data_base[q], a.rank, ch, j), a.plan.send_src[q], a.plan.send_src2[q],
-             a.plan.send_first[q], off, len);
+        if (NULL != from) {
+            block_copy(slot(a, a.data_base[q], a.rank, ch, j), from, len);
+        } else {
+            pack(slot(a, a.data_base[q], a.rank, ch, j), a.plan.send_src[q], a.plan.send_src2[q],
+                 a.plan.send_first[q], off, len);
+        }
         __syncthreads();
         if (0 == threadIdx.x) {
             __threadfence_system();
@@ -274,6 +280,56 @@ __device__ bool recv_reduce_round(const gpu_xchg_args_t &a, int r, int ch)
 }
 
 /*
+ * REDUCE along a chain (a reduce's pipelined ring: each rank's link carries
+ * the message once, where every rank sending the root its whole buffer
+ * puts n-1 times the bytes on the root's link).  The rank before this one
+ * (red_lo) has folded every rank before it; its chunk is folded with ours
+ * where it landed, in this rank's slot, and forwarded from there, so no
+ * buffer beyond the slots is needed; the last rank (the root) folds into
+ * red_out.  The first rank has no source and sends its input.  The slot is
+ * freed only after the forward has read it.
+ */
+template <class R, class T> __device__ bool chain_reduce_round(const gpu_xchg_args_t &a, int r,
+                                                               int ch)
+{
+    __shared__ unsigned long long j;
+    __shared__ int ok;
+    const gpu_xchg_plan_t &p = a.plan;
+    char *mine = a.peer_base[a.rank];
+    const int s = p.red_lo;
+    size_t off, len;
+    if (p.red_lo > p.red_hi) {
+        return send_round(a, r, ch);   /* the chain's first rank */
+    }
+    if (!my_chunk(a, p.red_len, r, ch, &off, &len)) {
+        return true;
+    }
+    if (0 == threadIdx.x) {
+        j = *xflag(mine, a.flags_off, F_RECVD, s, ch);
+        ok = wait_geq(xflag(mine, a.flags_off, F_READY, s, ch), j + 1, a.timeout_ns, a.err, s,
+                      GPU_STAGE_XRECV);
+    }
+    __syncthreads();
+    if (!ok) {
+        return false;
+    }
+    char *in = slot(a, a.data_base[a.rank], s, ch, j);
+    /* partial of the ranks before, then ours: the chain's order */
+    auto src = [&](int k) -> const char * { return 0 == k ? in : p.red_self + off; };
+    fold<R, T>(src, 2, len, NULL != p.red_out ? p.red_out + off : in);
+    __syncthreads();
+    if (NULL == p.red_out && !send_round(a, r, ch, in)) {
+        return false;
+    }
+    if (0 == threadIdx.x) {
+        st_relaxed_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), j + 1);
+        *xflag(mine, a.flags_off, F_RECVD, s, ch) = j + 1;
+    }
+    __syncthreads();
+    return true;
+}
+
+/*
  * The local part (my own block of an allgather, alltoall...): this block's
  * share of it, in `parts` slices, slice k.  Copied a slice per round
  * between the round's sends and receives rather than all before the first
@@ -328,6 +384,11 @@ template <class R, class T> __global__ void __launch_bounds__(1024) k_xchg(gpu_x
             if (!recv_copy_round(a, r, ch)) {
                 return;
             }
+        } else if (a.plan.relay) {
+            if (!chain_reduce_round<R, T>(a, r, ch)) {   /* it forwards too */
+                return;
+            }
+            continue;
         } else if (recvs && !recv_reduce_round<R, T>(a, r, ch)) {
             return;
         }

@@ -70,6 +70,7 @@ typedef struct mca_coll_gpu_component_t {
     double timeout;
     char *fallback;
     unsigned long bcast_chain_min;
+    unsigned long reduce_chain_min;
     unsigned long xchg_scratch_bytes;
     int xchg_nblocks;
     int xchg_split;

@@ -363,16 +363,25 @@ static int gpu_native_scatter(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_
 static int gpu_native_reduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                              int blocking, mca_coll_gpu_native_t *x)
 {
-    const int rank = ompi_comm_rank(m->comm);
+    const int rank = ompi_comm_rank(m->comm), n = ompi_comm_size(m->comm);
     const int in_place = rank == a->root && MPI_IN_PLACE == a->sbuf;
     if (!mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
         return 0;
     }
+    const size_t bytes = (size_t) a->rcount * gpu_dtype_size(x->call.dt);
+    const char *sbuf = in_place ? NULL : (const char *) a->sbuf;
+    /* every rank's choice alike (same count and type); host-paced rounds
+     * take no relay, and a chain stays blocking like bcast's */
+    if (n > 2 && bytes >= mca_coll_gpu_component.reduce_chain_min && blocking &&
+        !gpu_engine_paced(m->engine)) {
+        return gpu_native_plan(x, "reduce",
+                               gpu_plan_reduce_chain(&x->plan, rank, n, a->root, sbuf,
+                                                     (char *) a->rbuf, bytes,
+                                                     m->has_order ? m->chain_order : NULL));
+    }
     return gpu_native_plan(x, "reduce",
-                           gpu_plan_reduce(&x->plan, rank, ompi_comm_size(m->comm), a->root,
-                                           in_place ? NULL : (const char *) a->sbuf,
-                                           (char *) a->rbuf,
-                                           (size_t) a->rcount * gpu_dtype_size(x->call.dt)));
+                           gpu_plan_reduce(&x->plan, rank, n, a->root, sbuf, (char *) a->rbuf,
+                                           bytes));
 }
 
 static int gpu_native_scan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int blocking,

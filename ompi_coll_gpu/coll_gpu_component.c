@@ -54,7 +54,10 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .oneshot_blocks = 8,
     .timeout = 60.0,
     .fallback = NULL,
-    .bcast_chain_min = 256 * 1024,
+    /* 4x H100 (docs/results/h100x4_2026-11-26_chains): below 16 MiB the
+     * root writing to (reading from) every rank beat the chains */
+    .bcast_chain_min = 16ul * 1024 * 1024,
+    .reduce_chain_min = 16ul * 1024 * 1024,
     .xchg_scratch_bytes = 256ul * 1024 * 1024,
     .xchg_nblocks = 128,
     .xchg_split = 0,
@@ -177,6 +180,11 @@ static int mca_coll_gpu_register(void)
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
                      "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
                      OPAL_INFO_LVL_6, &c->bcast_chain_min);
+    mca_coll_gpu_reg("reduce_chain_min", "Smallest device-buffer reduce in bytes that is "
+                     "folded along a chain of ranks ending at the root when there are more than "
+                     "2 (below it every rank sends the root its buffer)",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
+                     &c->reduce_chain_min);
     mca_coll_gpu_reg("stream_order", "Ordering after the application's own device work, "
                      "which CUDA-aware MPI leaves to the application (kernels and *Async "
                      "calls: synchronize before the call). 1: at the first use of each "

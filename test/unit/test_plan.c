@@ -292,6 +292,89 @@ static void test_reduce_and_scan(int n)
     }
 }
 
+/* Reduce along a chain (gpu_plan_reduce_chain), emulated as the kernel
+ * runs it: the first rank sends its input, each next one folds what came
+ * (the ranks before, in chain order) with its own and passes it on, the
+ * root folds into its buffer.  Every rank once, the chain ends at the root,
+ * in place at the root too; along rank order and a shuffled ring. */
+static void test_reduce_chain(int n)
+{
+    gpu_xchg_plan_t p[MAXN];
+    char *in[MAXN], *out[MAXN];
+    const size_t cnt = (size_t) (1 + rnd(300)), bytes = cnt * sizeof(int);
+    int order[MAXN];
+    for (int r = 0; r < n; ++r) {
+        order[r] = r;
+    }
+    for (int r = n - 1; r > 0; --r) {
+        const int k = rnd(r + 1), t = order[r];
+        order[r] = order[k];
+        order[k] = t;
+    }
+    for (int shuffled = 0; shuffled < 2; ++shuffled) {
+        for (int root = 0; root < n; ++root) {
+            const int in_place = root & 1;
+            int built = 1, first = -1, seen = 0, ok = 1;
+            for (int r = 0; r < n; ++r) {
+                in[r] = malloc(bytes);
+                out[r] = malloc(bytes);
+                fill(in[r], bytes, r + 5);
+                fill(out[r], bytes, 91);
+                if (in_place && r == root) {
+                    memcpy(out[r], in[r], bytes);
+                }
+                built &= GPU_OK == gpu_plan_reduce_chain(&p[r], r, n, root,
+                                                         in_place && r == root ? NULL : in[r],
+                                                         out[r], bytes,
+                                                         shuffled ? order : NULL);
+                if (p[r].red_lo > p[r].red_hi) {
+                    first = first < 0 ? r : -2;   /* exactly one rank starts */
+                }
+            }
+            int *acc = calloc(cnt, sizeof(int));
+            for (int r = first, prev = -1; ok && r >= 0; ++seen) {
+                int next = -1;
+                ok = built && p[r].relay && GPU_XCHG_REDUCE == p[r].mode && seen < n &&
+                     (prev < 0 ? p[r].red_lo > p[r].red_hi
+                               : p[r].red_lo == prev && p[r].red_hi == prev &&
+                                     p[r].red_len == bytes && p[prev].send_len[r] == bytes);
+                for (int q = 0; ok && q < n; ++q) {
+                    if (p[r].send_len[q]) {
+                        ok = next < 0;
+                        next = q;
+                    }
+                }
+                for (size_t i = 0; ok && i < cnt; ++i) {
+                    acc[i] = (prev < 0 ? 0 : acc[i]) + geti(p[r].red_self, i);
+                }
+                if (ok && next < 0) {
+                    ok = r == root && NULL != p[r].red_out;
+                    for (size_t i = 0; ok && i < cnt; ++i) {
+                        memcpy(p[r].red_out + i * sizeof(int), &acc[i], sizeof(int));
+                    }
+                }
+                prev = r;
+                r = next;
+            }
+            ok &= seen == n && first >= 0;
+            for (size_t i = 0; ok && i < cnt; ++i) {
+                int ref = 0;
+                for (int s = 0; s < n; ++s) {
+                    ref += geti(in[s], i);
+                }
+                ok &= geti(out[root], i) == ref;
+            }
+            CHECK(ok, "reduce chain n=%d root=%d shuffled=%d in_place=%d: every rank once, "
+                  "ending at the root with the sum", n, root, shuffled, in_place);
+            free(acc);
+            for (int r = 0; r < n; ++r) {
+                free(in[r]);
+                free(out[r]);
+            }
+        }
+    }
+}
+
 static void random_counts(size_t *len, size_t *displ, int n, int unit, int allow_zero)
 {
     size_t off = 0;
@@ -562,18 +645,26 @@ static void test_chunking(void)
     const size_t slot = 256 * 1024;
     const size_t lens[] = { 1, 15, 4096, 4097, 65536, 1 << 20, 3000001, (size_t) 1 << 31 };
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); ++k) {
-        const size_t c = gpu_xchg_chunk(lens[k], slot, 64);
-        const int nb = gpu_xchg_pair_blocks(lens[k], c, 64);
-        const size_t nch = (lens[k] + c - 1) / c;
-        CHECK(c % 16 == 0 && c >= GPU_XCHG_MIN_CHUNK && c <= slot,
-              "chunk %zu for %zu bytes: multiple of 16 within [min, slot]", c, lens[k]);
-        CHECK(nb >= 1 && nb <= 64 && (size_t) nb <= nch, "blocks %d for %zu chunks", nb, nch);
-        CHECK(nch * c >= lens[k] && (nch - 1) * c < lens[k], "chunks cover %zu bytes", lens[k]);
+        for (int relay = 0; relay < 2; ++relay) {
+            const size_t c = gpu_xchg_chunk(lens[k], slot, 64, relay);
+            const int nb = gpu_xchg_pair_blocks(lens[k], c, 64);
+            const size_t nch = (lens[k] + c - 1) / c;
+            CHECK(c % 16 == 0 && c >= GPU_XCHG_MIN_CHUNK && c <= slot,
+                  "chunk %zu for %zu bytes: multiple of 16 within [min, slot]", c, lens[k]);
+            CHECK(nb >= 1 && nb <= 64 && (size_t) nb <= nch, "blocks %d for %zu chunks", nb, nch);
+            CHECK(nch * c >= lens[k] && (nch - 1) * c < lens[k], "chunks cover %zu bytes", lens[k]);
+            /* a chain's blocks take several chunks each once the pair allows */
+            CHECK(!relay || c == GPU_XCHG_MIN_CHUNK || c == slot ||
+                      c * GPU_XCHG_RELAY_ROUNDS * 64 < lens[k] + 16 * GPU_XCHG_RELAY_ROUNDS * 64,
+                  "relay chunking of %zu bytes: %zu chunks of %zu", lens[k], nch, c);
+        }
     }
     gpu_xchg_plan_t p;
     CHECK(GPU_ERR_INVALID == gpu_plan_bcast(&p, 0, GPU_MAX_PEERS + 1, 0, NULL, 8, 0, NULL),
           "more ranks than the kernel supports are refused");
     CHECK(GPU_ERR_INVALID == gpu_plan_reduce(&p, 0, 2, 5, NULL, NULL, 8), "bad root refused");
+    CHECK(GPU_ERR_INVALID == gpu_plan_reduce_chain(&p, 0, 2, 0, NULL, NULL, 8, NULL),
+          "a chain of two ranks is refused (the direct plan is the same)");
 }
 
 /* The stream-ordered allreduce's region: every (parity, source) slot holds
@@ -913,6 +1004,9 @@ int main(void)
                 test_bcast(n, 2);   /* chain along a topology order */
             }
             test_reduce_and_scan(n);
+            if (n > 2) {
+                test_reduce_chain(n);
+            }
             test_allgatherv(n, rep & 1);
             test_alltoallv(n, rep & 1);
             for (int c = 0; c < 3; ++c) {
