@@ -5,26 +5,40 @@
  * real ones on LD_LIBRARY_PATH.
  *
  * What it keeps of CUDA: a stream is a queue run in order by a thread of
- * its own, so host functions run on a thread other than the application's
- * (where MPI below MPI_THREAD_MULTIPLE may not be called, as on a GPU);
- * device memory is the driver stand-in's (a PROT_NONE view: host code that
- * touches it crashes as on a GPU), reached only by the copies; a capture
- * records the stream's work into a graph that each launch queues again.
- * There are no kernels: a program that launches one cannot run here.
+ * its own; device memory is the driver stand-in's (a PROT_NONE view: host
+ * code that touches it crashes as on a GPU), reached only by the copies; a
+ * capture records the stream's work into a graph that each launch queues
+ * again.  There are no kernels: a program that launches one cannot run here.
  * Only what libgpucoll and the stream tests call is provided.
+ *
+ * Where code that passed here failed on GPUs, the stand-in now does what
+ * CUDA is allowed to do (4x H100, docs/results/h100x4_2026-11-26_validation):
+ *   - every host function of the process runs on ONE thread (CUDA's
+ *     runtime may serialize them so): one that blocks holds back every
+ *     later host function of every stream;
+ *   - a CUDA call from inside a host function aborts, naming the call
+ *     (CUDA forbids it: it may deadlock or fail);
+ *   - cudaMemcpy from pageable host memory to the device returns once the
+ *     bytes are staged and lands later on the legacy stream, which a
+ *     stream made with cudaStreamNonBlocking does not wait for;
+ *   - cuStreamWaitValue32 (the driver's stream memory wait) holds a stream
+ *     until a 32-bit word reaches a value.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
 typedef unsigned long long cu_ptr_t;
 
-enum { OP_COPY, OP_SET, OP_HOST };
+enum { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_LATE_COPY };
 
 typedef struct {
     int kind;
@@ -34,7 +48,19 @@ typedef struct {
     int value;
     cudaHostFn_t fn;
     void *arg;
+    unsigned flags;            /* OP_WAIT: CU_STREAM_WAIT_VALUE_* */
 } fop_t;
+
+/* a CUDA call from a host function: CUDA forbids it, so it fails here at once */
+static _Thread_local int in_host_fn;
+#define FK_API()                                                                         \
+    do {                                                                                  \
+        if (in_host_fn) {                                                                 \
+            fprintf(stderr, "CUDA runtime stand-in: %s called from a host function "     \
+                    "(cudaLaunchHostFunc: no CUDA call is allowed there)\n", __func__);  \
+            abort();                                                                      \
+        }                                                                                 \
+    } while (0)
 
 typedef struct {
     fop_t *ops;
@@ -52,8 +78,35 @@ struct CUstream_st {
     fops_t q;
     size_t head;               /* next op to run */
     int busy, quit;
+    int blocking;              /* ordered with the legacy stream (no cudaStreamNonBlocking) */
     struct CUgraph_st *capture;
+    struct CUstream_st *next_all;
 };
+
+/* the process's one host-function thread: a stream that reaches a host
+ * function hands it over and waits for it */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    pthread_once_t once;
+    cudaHostFn_t fn;
+    void *arg;
+    unsigned long long posted, done;
+} hostq = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_ONCE_INIT };
+
+/* the legacy stream (0): pageable copies to the device land here late */
+static struct CUstream_st *legacy;
+static pthread_once_t legacy_once = PTHREAD_ONCE_INIT;
+/* every stream, for the legacy stream's ordering */
+static struct CUstream_st *streams;
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+/* pinned host memory (cudaMallocHost): its copies are not staged */
+static struct pinned {
+    char *p;
+    size_t n;
+    struct pinned *next;
+} *pinned_list;
+static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
     int (*memcpy_)(cu_ptr_t, cu_ptr_t, size_t);
@@ -62,6 +115,7 @@ static struct {
     int (*release)(cu_ptr_t);
     int (*count)(int *);
     int (*init)(unsigned);
+    int (*range)(cu_ptr_t *, size_t *, cu_ptr_t);
 } drv;
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
@@ -78,6 +132,7 @@ static void drv_load(void)
     drv.release = (int (*)(cu_ptr_t)) dlsym(h, "cuMemFree_v2");
     drv.count = (int (*)(int *)) dlsym(h, "cuDeviceGetCount");
     drv.init = (int (*)(unsigned)) dlsym(h, "cuInit");
+    drv.range = (int (*)(cu_ptr_t *, size_t *, cu_ptr_t)) dlsym(h, "cuMemGetAddressRange_v2");
     if (NULL != drv.init) {
         drv.init(0);
     }
@@ -89,6 +144,76 @@ static int drv_ready(void)
     return NULL != drv.memcpy_ && NULL != drv.alloc;
 }
 
+static void *host_main(void *unused)
+{
+    (void) unused;
+    in_host_fn = 1;
+    pthread_mutex_lock(&hostq.lock);
+    for (;;) {
+        while (hostq.done == hostq.posted || NULL == hostq.fn) {
+            pthread_cond_wait(&hostq.cv, &hostq.lock);
+        }
+        cudaHostFn_t fn = hostq.fn;
+        void *arg = hostq.arg;
+        pthread_mutex_unlock(&hostq.lock);
+        fn(arg);
+        pthread_mutex_lock(&hostq.lock);
+        hostq.fn = NULL;
+        ++hostq.done;
+        pthread_cond_broadcast(&hostq.cv);
+    }
+    return NULL;
+}
+
+static void host_start(void)
+{
+    pthread_t t;
+    if (0 != pthread_create(&t, NULL, host_main, NULL)) {
+        fprintf(stderr, "CUDA runtime stand-in: no host-function thread\n");
+        abort();
+    }
+    pthread_detach(t);
+}
+
+/* one host function at a time for the whole process, in the order the
+ * streams reach them; the calling stream waits until it has run */
+static void run_host_fn(cudaHostFn_t fn, void *arg)
+{
+    unsigned long long mine;
+    pthread_once(&hostq.once, host_start);
+    pthread_mutex_lock(&hostq.lock);
+    while (NULL != hostq.fn) {
+        pthread_cond_wait(&hostq.cv, &hostq.lock);
+    }
+    hostq.fn = fn;
+    hostq.arg = arg;
+    mine = ++hostq.posted;
+    pthread_cond_broadcast(&hostq.cv);
+    while (hostq.done < mine) {
+        pthread_cond_wait(&hostq.cv, &hostq.lock);
+    }
+    pthread_mutex_unlock(&hostq.lock);
+}
+
+/* cuStreamWaitValue32's test: GEQ (0), EQ (1), AND (2), NOR (3) */
+static cudaError_t wait_value(const fop_t *o)
+{
+    const volatile uint32_t *w = o->dst;
+    const uint32_t v = (uint32_t) o->value;
+    unsigned spins = 0;
+    for (;;) {
+        const uint32_t x = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        const int ok = 0 == o->flags ? (int32_t) (x - v) >= 0 : 1 == o->flags ? x == v
+                       : 2 == o->flags ? 0 != (x & v) : 0 != ~(x | v);
+        if (ok) {
+            return cudaSuccess;
+        }
+        if (++spins > 64) {
+            sched_yield();
+        }
+    }
+}
+
 static cudaError_t run_op(const fop_t *o)
 {
     switch (o->kind) {
@@ -98,8 +223,20 @@ static cudaError_t run_op(const fop_t *o)
     case OP_SET:
         return drv_ready() && 0 == drv.memset_((uintptr_t) o->dst, (unsigned char) o->value,
                                                o->n) ? cudaSuccess : cudaErrorInvalidValue;
+    case OP_WAIT:
+        return wait_value(o);
+    case OP_LATE_COPY: {
+        /* staged bytes of a pageable cudaMemcpy: they reach the device a
+         * little later, as a DMA on the legacy stream does on a GPU */
+        const struct timespec late = { 0, 3000000 };
+        nanosleep(&late, NULL);
+        const int ok = drv_ready() && 0 == drv.memcpy_((uintptr_t) o->dst, (uintptr_t) o->src,
+                                                       o->n);
+        free((void *) o->src);
+        return ok ? cudaSuccess : cudaErrorInvalidValue;
+    }
     default:
-        o->fn(o->arg);
+        run_host_fn(o->fn, o->arg);
         return cudaSuccess;
     }
 }
@@ -145,11 +282,20 @@ static void *stream_main(void *arg)
     return NULL;
 }
 
-/* the legacy stream (0) runs its work at once */
+static void legacy_drain(void);
+static void blocking_drain(void);
+
+/* the legacy stream (0): its work waits for the blocking streams' and the
+ * earlier legacy work, then runs at once on the calling thread */
 static cudaError_t submit(cudaStream_t s, const fop_t *o)
 {
     if (NULL == s) {
+        blocking_drain();
+        legacy_drain();
         return run_op(o);
+    }
+    if (s->blocking && NULL == s->capture) {
+        legacy_drain();
     }
     pthread_mutex_lock(&s->lock);
     if (NULL != s->capture) {
@@ -166,43 +312,113 @@ static cudaError_t submit(cudaStream_t s, const fop_t *o)
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned int flags)
+static struct CUstream_st *stream_new(unsigned flags)
 {
     struct CUstream_st *s = calloc(1, sizeof(*s));
-    (void) flags;
     if (NULL == s) {
-        return cudaErrorMemoryAllocation;
+        return NULL;
     }
+    s->blocking = 0 == (flags & cudaStreamNonBlocking);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (0 != pthread_create(&s->thread, NULL, stream_main, s)) {
         free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void legacy_start(void)
+{
+    legacy = stream_new(cudaStreamNonBlocking);
+    if (NULL == legacy) {
+        fprintf(stderr, "CUDA runtime stand-in: no legacy stream\n");
+        abort();
+    }
+}
+
+static void stream_drain(struct CUstream_st *s)
+{
+    pthread_mutex_lock(&s->lock);
+    while (s->head != s->q.n || s->busy) {
+        pthread_cond_wait(&s->cv, &s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* the legacy stream's work so far is done (a blocking stream's op waits
+ * for it, as CUDA orders them) */
+static void legacy_drain(void)
+{
+    pthread_once(&legacy_once, legacy_start);
+    stream_drain(legacy);
+}
+
+/* work on the legacy stream waits for every blocking stream */
+static void blocking_drain(void)
+{
+    pthread_mutex_lock(&streams_lock);
+    for (struct CUstream_st *s = streams; NULL != s; s = s->next_all) {
+        if (s->blocking) {
+            stream_drain(s);
+        }
+    }
+    pthread_mutex_unlock(&streams_lock);
+}
+
+static int is_pinned(const void *p)
+{
+    int hit = 0;
+    pthread_mutex_lock(&pinned_lock);
+    for (struct pinned *q = pinned_list; NULL != q && !hit; q = q->next) {
+        hit = (const char *) p >= q->p && (const char *) p < q->p + q->n;
+    }
+    pthread_mutex_unlock(&pinned_lock);
+    return hit;
+}
+
+static int is_device(const void *p)
+{
+    cu_ptr_t base = 0;
+    size_t size = 0;
+    return drv_ready() && NULL != drv.range && 0 == drv.range(&base, &size, (uintptr_t) p);
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned int flags)
+{
+    FK_API();
+    struct CUstream_st *s = stream_new(flags);
+    if (NULL == s) {
         return cudaErrorMemoryAllocation;
     }
+    pthread_mutex_lock(&streams_lock);
+    s->next_all = streams;
+    streams = s;
+    pthread_mutex_unlock(&streams_lock);
     *ps = s;
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t *ps)
 {
+    FK_API();
     return cudaStreamCreateWithFlags(ps, 0);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
+    FK_API();
     if (NULL == s) {
+        legacy_drain();
         return cudaSuccess;
     }
-    pthread_mutex_lock(&s->lock);
-    while (s->head != s->q.n || s->busy) {
-        pthread_cond_wait(&s->cv, &s->lock);
-    }
-    pthread_mutex_unlock(&s->lock);
+    stream_drain(s);
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
+    FK_API();
     if (NULL == s) {
         return cudaErrorInvalidValue;
     }
@@ -219,6 +435,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                             cudaStream_t s)
 {
+    FK_API();
     const fop_t o = { .kind = OP_COPY, .dst = dst, .src = src, .n = n };
     (void) kind;
     return submit(s, &o);
@@ -226,31 +443,55 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcp
 
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s)
 {
+    FK_API();
     const fop_t o = { .kind = OP_SET, .dst = dst, .value = value, .n = n };
     return submit(s, &o);
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *arg)
 {
+    FK_API();
     const fop_t o = { .kind = OP_HOST, .fn = fn, .arg = arg };
     return submit(s, &o);
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
+    FK_API();
     const fop_t o = { .kind = OP_COPY, .dst = dst, .src = src, .n = n };
     (void) kind;
+    if (n > 0 && is_device(dst) && !is_device(src) && !is_pinned(src)) {
+        /* pageable to device: staged now, on the device later (CUDA's "API
+         * synchronization behavior": the DMA may not have completed) */
+        fop_t late = o;
+        void *stage = malloc(n);
+        if (NULL == stage) {
+            return cudaErrorMemoryAllocation;
+        }
+        memcpy(stage, src, n);
+        late.kind = OP_LATE_COPY;
+        late.src = stage;
+        blocking_drain();
+        pthread_once(&legacy_once, legacy_start);
+        return submit(legacy, &late);
+    }
+    blocking_drain();
+    legacy_drain();
     return run_op(&o);
 }
 
 cudaError_t cudaMemset(void *dst, int value, size_t n)
 {
+    FK_API();
     const fop_t o = { .kind = OP_SET, .dst = dst, .value = value, .n = n };
+    blocking_drain();
+    legacy_drain();
     return run_op(&o);
 }
 
 cudaError_t cudaMalloc(void **p, size_t n)
 {
+    FK_API();
     cu_ptr_t d = 0;
     if (!drv_ready() || 0 != drv.alloc(&d, n ? n : 1)) {
         return cudaErrorMemoryAllocation;
@@ -259,31 +500,91 @@ cudaError_t cudaMalloc(void **p, size_t n)
     return cudaSuccess;
 }
 
+cudaError_t cudaDeviceSynchronize(void);
+
 cudaError_t cudaFree(void *p)
 {
+    FK_API();
+    (void) cudaDeviceSynchronize();
     return NULL == p || (drv_ready() && 0 == drv.release((uintptr_t) p)) ? cudaSuccess
                                                                          : cudaErrorInvalidValue;
 }
 
 cudaError_t cudaMallocHost(void **p, size_t n)
 {
-    return 0 == posix_memalign(p, 4096, n ? n : 1) ? cudaSuccess : cudaErrorMemoryAllocation;
+    FK_API();
+    struct pinned *q = malloc(sizeof(*q));
+    if (NULL == q || 0 != posix_memalign(p, 4096, n ? n : 1)) {
+        free(q);
+        return cudaErrorMemoryAllocation;
+    }
+    q->p = *p;
+    q->n = n ? n : 1;
+    pthread_mutex_lock(&pinned_lock);
+    q->next = pinned_list;
+    pinned_list = q;
+    pthread_mutex_unlock(&pinned_lock);
+    return cudaSuccess;
 }
 
 cudaError_t cudaHostAlloc(void **p, size_t n, unsigned int flags)
 {
+    FK_API();
     (void) flags;
     return cudaMallocHost(p, n);
 }
 
 cudaError_t cudaFreeHost(void *p)
 {
+    FK_API();
+    pthread_mutex_lock(&pinned_lock);
+    for (struct pinned **q = &pinned_list; NULL != *q; q = &(*q)->next) {
+        if ((*q)->p == p) {
+            struct pinned *gone = *q;
+            *q = gone->next;
+            free(gone);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pinned_lock);
     free(p);
     return cudaSuccess;
 }
 
+cudaError_t cudaHostGetDevicePointer(void **pdev, void *host, unsigned int flags)
+{
+    FK_API();
+    (void) flags;
+    if (!is_pinned(host)) {
+        return cudaErrorInvalidValue;
+    }
+    *pdev = host;   /* unified addressing: the same address */
+    return cudaSuccess;
+}
+
+/* the driver's stream memory wait (CUresult, CUstream, CUdeviceptr); the
+ * stand-in's streams are the runtime's, so it lives here */
+int cuStreamWaitValue32_v2(cudaStream_t s, unsigned long long addr, uint32_t value,
+                           unsigned int flags)
+{
+    FK_API();
+    const fop_t o = { .kind = OP_WAIT, .dst = (void *) (uintptr_t) addr, .value = (int) value,
+                      .flags = flags & 3u };
+    if (NULL == s || !is_pinned((void *) (uintptr_t) addr)) {
+        return 1;   /* CUDA_ERROR_INVALID_VALUE: here only pinned host words */
+    }
+    return cudaSuccess == submit(s, &o) ? 0 : 1;
+}
+
+int cuStreamWaitValue32(cudaStream_t s, unsigned long long addr, uint32_t value,
+                        unsigned int flags)
+{
+    return cuStreamWaitValue32_v2(s, addr, value, flags);
+}
+
 cudaError_t cudaGetDeviceCount(int *n)
 {
+    FK_API();
     *n = 0;
     if (drv_ready() && NULL != drv.count) {
         drv.count(n);
@@ -293,37 +594,50 @@ cudaError_t cudaGetDeviceCount(int *n)
 
 cudaError_t cudaSetDevice(int dev)
 {
+    FK_API();
     return 0 == dev ? cudaSuccess : cudaErrorInvalidDevice;
 }
 
 cudaError_t cudaGetDevice(int *dev)
 {
+    FK_API();
     *dev = 0;
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSynchronize(void)
 {
+    FK_API();
+    pthread_mutex_lock(&streams_lock);
+    for (struct CUstream_st *s = streams; NULL != s; s = s->next_all) {
+        stream_drain(s);
+    }
+    pthread_mutex_unlock(&streams_lock);
+    legacy_drain();
     return cudaSuccess;
 }
 
 cudaError_t cudaGetLastError(void)
 {
+    FK_API();
     return cudaSuccess;
 }
 
 cudaError_t cudaPeekAtLastError(void)
 {
+    FK_API();
     return cudaSuccess;
 }
 
 const char *cudaGetErrorString(cudaError_t e)
 {
+    FK_API();
     return cudaSuccess == e ? "no error" : "error (CUDA runtime stand-in)";
 }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *st)
 {
+    FK_API();
     *st = NULL != s && NULL != s->capture ? cudaStreamCaptureStatusActive
                                           : cudaStreamCaptureStatusNone;
     return cudaSuccess;
@@ -331,12 +645,14 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *
 
 cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
 {
+    FK_API();
     (void) mode;
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
 {
+    FK_API();
     (void) mode;
     if (NULL == s || NULL != s->capture) {
         return cudaErrorIllegalState;
@@ -347,6 +663,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mo
 
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
 {
+    FK_API();
     if (NULL == s || NULL == s->capture) {
         return cudaErrorIllegalState;
     }
@@ -357,6 +674,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, unsigned long long flags)
 {
+    FK_API();
     (void) flags;
     *e = (cudaGraphExec_t) g;
     return cudaSuccess;
@@ -364,6 +682,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, unsigned lon
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s)
 {
+    FK_API();
     struct CUgraph_st *g = (struct CUgraph_st *) e;
     for (size_t i = 0; i < g->ops.n; ++i) {
         cudaError_t err = submit(s, &g->ops.ops[i]);
@@ -376,12 +695,14 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s)
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e)
 {
+    FK_API();
     (void) e;
     return cudaSuccess;
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t g)
 {
+    FK_API();
     free(g->ops.ops);
     free(g);
     return cudaSuccess;
