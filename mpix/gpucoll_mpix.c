@@ -29,6 +29,9 @@
  * stream has passed them, so a steady stream of calls allocates nothing.
  * An error inside a host function (a timeout)
  * is reported by the next enqueue on that communicator; the stream goes on.
+ * The transport's host function only hands the call to the library's
+ * progress thread and the stream waits on the GPU for the call's flag
+ * (gpucoll_mpix_prog.c): no host function waits for a peer.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -58,6 +61,7 @@ typedef struct gc_desc {
     gcs_coll_t sc;
     gpucoll_mpix_fold_t fold;
     const char *fn;
+    gc_job_t job;              /* the transport's call, stepped by the progress thread */
 } gc_desc_t;
 
 struct gc_comm {
@@ -75,6 +79,7 @@ struct gc_comm {
     int pending_error;         /* from a host function, reported once */
     gcs_t *shm;                /* the host transport; NULL across nodes */
     gc_p2p_t *p2p;             /* point-to-point descriptors (gpucoll_mpix_p2p.c) */
+    gc_flags_t *flags;         /* what the stream waits on (gpucoll_mpix_prog.c) */
 };
 
 typedef struct gc_area {
@@ -219,6 +224,7 @@ static int gc_comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
         (void) cudaFreeHost(c->stage);
     }
     gc_p2p_release(c);
+    gc_flags_free(c->flags);
     gcs_destroy(c->shm);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -306,6 +312,11 @@ gc_p2p_t **gc_comm_p2p(gc_comm_t *c)
     return &c->p2p;
 }
 
+gc_flags_t **gc_comm_flags(gc_comm_t *c)
+{
+    return &c->flags;
+}
+
 int gc_comm_take_error(gc_comm_t *c)
 {
     int ret;
@@ -382,15 +393,21 @@ static int gc_span(MPI_Datatype t, MPI_Count count, size_t *bytes, MPI_Aint *lb_
 
 static int gc_run(const gpucoll_mpix_call_t *call, MPI_Count total, int cuda_thread);
 
-/* the host function: runs on CUDA's thread once the stream reaches it */
+/* the host function of Open MPI's path (MPI_THREAD_MULTIPLE): runs the
+ * call on CUDA's thread once the stream reaches it */
 static void gc_host_fn(void *arg)
 {
     gc_desc_t *d = arg;
-    const int ret = d->shm ? gcs_coll(d->owner->shm, &d->sc, d->fn)
-                           : gc_run(&d->call, d->total, 1);
+    const int ret = gc_run(&d->call, d->total, 1);
     if (MPI_SUCCESS != ret) {
         gc_comm_set_error(d->owner, ret);
     }
+}
+
+/* the transport's host function: hands the call over, waits for nothing */
+static void gc_post_coll_fn(void *arg)
+{
+    gc_prog_post(&((gc_desc_t *) arg)->job);
 }
 
 /* after the copies back: an eager call's descriptor can be used again */
@@ -513,6 +530,18 @@ void *gc_pinned(size_t bytes)
     return p;
 }
 
+void *gc_pinned_mapped(size_t bytes)
+{
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    void *p = NULL;
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    if (cudaSuccess != cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable)) {
+        p = NULL;
+    }
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    return p;
+}
+
 /* a descriptor whose hs (hs_bytes) and hr (hr_bytes) are pinned: a captured
  * call's own, an eager call's in the communicator's shared area */
 static gc_desc_t *gc_desc_get(gc_comm_t *c, size_t hs_bytes, size_t hr_bytes, int persistent)
@@ -538,6 +567,11 @@ static gc_desc_t *gc_desc_get(gc_comm_t *c, size_t hs_bytes, size_t hr_bytes, in
         d->next_all = c->all;
         c->all = d;
         pthread_mutex_unlock(&c->lock);
+    }
+    if (NULL == d->job.flag &&
+        MPI_SUCCESS != gc_flag_get(&c->flags, &d->job.flag, &d->job.flag_dev)) {
+        d->job.flag = NULL;   /* the descriptor stays on the list: tried again */
+        return NULL;
     }
     d->persistent = persistent;
     if (persistent && need > 0) {
@@ -728,6 +762,9 @@ int gc_enqueue(const gc_args_t *a)
                              "MPI_Init_thread(MPI_THREAD_MULTIPLE)");
         }
     }
+    if (shm && MPI_SUCCESS != (ret = gc_prog_start(a->fn))) {
+        return ret;
+    }
     MPI_Comm_rank(a->comm, &rank);
     MPI_Comm_size(a->comm, &n);
     gc_extents(a, rank, n, &in_count, &out_count, &in_from_recvbuf);
@@ -777,7 +814,21 @@ int gc_enqueue(const gc_args_t *a)
             d->sc.in = (const char *) d->hs + (size_t) rank * d->sc.bytes;
         }
     }
-    if (cudaSuccess != cudaLaunchHostFunc(st, gc_host_fn, d)) {
+    if (shm) {
+        /* the progress thread runs the call; the stream waits for its flag */
+        d->job.kind = GC_JOB_COLL;
+        d->job.t = c->shm;
+        d->job.fn = a->fn;
+        d->job.owner = c;
+        d->job.sc = &d->sc;
+        if (cudaSuccess != cudaLaunchHostFunc(st, gc_post_coll_fn, d)) {
+            goto fail_stream;
+        }
+        ret = gc_prog_stream_wait(st, &d->job, a->fn);
+        if (MPI_SUCCESS != ret) {
+            return ret;
+        }
+    } else if (cudaSuccess != cudaLaunchHostFunc(st, gc_host_fn, d)) {
         goto fail_stream;
     }
     if (out_bytes > 0 &&

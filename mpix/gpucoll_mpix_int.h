@@ -5,9 +5,12 @@
 #ifndef GPUCOLL_MPIX_INT_H
 #define GPUCOLL_MPIX_INT_H
 
+#include <stdint.h>
+
 #include <cuda_runtime_api.h>
 
 #include "mpix/gpucoll_mpix_abi.h"
+#include "mpix/gpucoll_mpix_shm.h"
 #include "mpix/mpix_gpu.h"
 
 struct gpucoll_mpix_stream {
@@ -39,8 +42,10 @@ int gc_fail(int code, const char *fn, const char *why);
 gc_comm_t *gc_comm_of(MPI_Comm comm);
 /* coll/gpu's entry, NULL when it is not loaded */
 const gpucoll_mpix_abi_t *gc_abi(void);
-/* pinned host memory, also while the application captures */
+/* pinned host memory, also while the application captures; _mapped: the
+ * device may read it (the flags the stream waits on) */
 void *gc_pinned(size_t bytes);
+void *gc_pinned_mapped(size_t bytes);
 /* the per-communicator state the point-to-point file uses */
 struct gcs;
 struct gcs *gc_comm_shm(gc_comm_t *c);
@@ -52,5 +57,40 @@ int gc_comm_take_error(gc_comm_t *c);
 void gc_comm_set_error(gc_comm_t *c, int code);
 /* the communicator goes: its point-to-point descriptors with it */
 void gc_p2p_release(gc_comm_t *c);
+
+/* ---- the progress thread (gpucoll_mpix_prog.c) ---- */
+
+typedef struct gc_flags gc_flags_t;
+
+enum { GC_JOB_COLL, GC_JOB_WAIT };
+
+/* one handed-over call: a collective of the transport or a p2p wait */
+typedef struct gc_job {
+    struct gc_job *next;
+    int kind;
+    struct gcs *t;
+    const char *fn;
+    gc_comm_t *owner;          /* gets the error */
+    const gcs_coll_t *sc;      /* GC_JOB_COLL */
+    gcs_coll_state_t st;
+    gcs_msg_t *const *m;       /* GC_JOB_WAIT */
+    int n;
+    double since;
+    volatile uint32_t *flag;   /* 1 once done: the stream waits for it */
+    void *flag_dev;
+} gc_job_t;
+
+/* on the application's thread, before the first hand-over */
+int gc_prog_start(const char *fn);
+/* in a host function: resets j's flag and hands j over; never waits */
+void gc_prog_post(gc_job_t *j);
+/* on the application's thread: st waits (on the GPU) for j's flag */
+int gc_prog_stream_wait(cudaStream_t st, gc_job_t *j, const char *fn);
+/* a flag of the communicator's pool (application's thread), given back
+ * from any thread without CUDA; the pool goes with the communicator */
+int gc_flag_get(gc_flags_t **pool, volatile uint32_t **flag, void **flag_dev);
+void gc_flag_put(gc_flags_t *pool, volatile uint32_t *flag);
+void gc_flags_free(gc_flags_t *pool);
+gc_flags_t **gc_comm_flags(gc_comm_t *c);
 
 #endif /* GPUCOLL_MPIX_INT_H */

@@ -7,10 +7,12 @@
  * the buffer into pinned memory and then posts the message to the host
  * transport (gpucoll_mpix_shm.h) from a host function; an irecv copies the
  * buffer's current contents into pinned memory (a shorter message then
- * leaves the rest as it was) and posts the receive; a wait is a host
- * function that progresses every posted message of the communicator until
- * its own are done, then copies the received data back.  No host function
- * calls Open MPI or CUDA, so no thread level is needed.  The request the
+ * leaves the rest as it was) and posts the receive; a wait hands its
+ * messages to the library's progress thread (gpucoll_mpix_prog.c), which
+ * progresses every posted message of the communicator until they are done,
+ * while the stream waits on the GPU for the wait's flag; then the received
+ * data is copied back.  No host function calls Open MPI or CUDA, or waits,
+ * so no thread level is needed.  The request the
  * application holds is a generalized request (MPI_Grequest_start), so it
  * is a real MPI handle; the wait enqueue frees it and sets it to
  * MPI_REQUEST_NULL, as MPICH does.  A captured call's state lives as long
@@ -46,6 +48,7 @@ typedef struct gc_pwait {
     const char *fn;
     gc_preq_t **r;
     gcs_msg_t **m;
+    gc_job_t job;              /* stepped by the progress thread */
     struct gc_pwait *next_all;
 } gc_pwait_t;
 
@@ -149,13 +152,10 @@ static void gc_post_fn(void *arg)
     gcs_post(gc_comm_shm(r->c), &r->m);
 }
 
+/* hands the wait over; waits for nothing */
 static void gc_wait_fn(void *arg)
 {
-    gc_pwait_t *w = arg;
-    const int ret = gcs_wait(gc_comm_shm(w->c), w->m, w->n, w->fn);
-    if (MPI_SUCCESS != ret) {
-        gc_comm_set_error(w->c, ret);
-    }
+    gc_prog_post(&((gc_pwait_t *) arg)->job);
 }
 
 /* after the copies back: eager descriptors can be used again */
@@ -171,6 +171,7 @@ static void gc_wait_release_fn(void *arg)
         }
     }
     pthread_mutex_unlock(&gc_p2p_lock);
+    gc_flag_put(*gc_comm_flags(w->c), w->job.flag);
     free(w);
 }
 
@@ -329,9 +330,16 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
     if (cudaSuccess != cudaStreamIsCapturing(st, &cap)) {
         return gc_fail(MPI_ERR_OTHER, fn, cudaGetErrorString(cudaGetLastError()));
     }
+    if (MPI_SUCCESS != gc_prog_start(fn)) {
+        return MPI_ERR_OTHER;
+    }
     w = calloc(1, sizeof(*w) + (size_t) ours * (sizeof(gc_preq_t *) + sizeof(gcs_msg_t *)));
     if (NULL == w) {
         return MPI_ERR_NO_MEM;
+    }
+    if (MPI_SUCCESS != gc_flag_get(gc_comm_flags(c), &w->job.flag, &w->job.flag_dev)) {
+        free(w);
+        return gc_fail(MPI_ERR_NO_MEM, fn, "no pinned host memory for the stream's flag");
     }
     w->c = c;
     w->fn = fn;
@@ -360,8 +368,17 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
         r->handle = MPI_REQUEST_NULL;
     }
     w->n = k;
+    w->job.kind = GC_JOB_WAIT;
+    w->job.t = gc_comm_shm(c);
+    w->job.fn = fn;
+    w->job.owner = c;
+    w->job.m = w->m;
+    w->job.n = k;
     if (cudaSuccess != cudaLaunchHostFunc(st, gc_wait_fn, w)) {
         goto fail;
+    }
+    if (MPI_SUCCESS != gc_prog_stream_wait(st, &w->job, fn)) {
+        return MPI_ERR_OTHER;   /* said there; w may be queued: it stays */
     }
     for (int i = 0; i < k; ++i) {
         if (!w->r[i]->m.send && w->r[i]->m.bytes > 0 &&

@@ -273,33 +273,25 @@ static int gcs_timed_out(gcs_t *t, const char *fn, const char *what, int peer)
     return MPI_ERR_OTHER;
 }
 
-/* a short spin, then the core goes to others (ranks may share cores) */
-static void gcs_pause(unsigned *spins)
+/* publish this rank's counter (posted or done) for the current round */
+static void gcs_publish(gcs_t *t, int done)
 {
-    if (++*spins > 256) {
-        sched_yield();
-    }
+    gcs_ctl_t *me = gcs_ctl(t, t->rank);
+    __atomic_store_n(done ? &me->done : &me->posted, t->round, __ATOMIC_RELEASE);
 }
 
-/* every rank's counter (posted or done) has reached round */
-static int gcs_meet(gcs_t *t, int done, const char *fn)
+/* the first rank whose counter has not reached the round, or -1: a look,
+ * never a wait (a host function may not wait, gpucoll_mpix_shm.h) */
+static int gcs_missing(gcs_t *t, int done)
 {
-    const double start = gcs_now();
-    gcs_ctl_t *me = gcs_ctl(t, t->rank);
-    unsigned spins = 0;
-
-    __atomic_store_n(done ? &me->done : &me->posted, t->round, __ATOMIC_RELEASE);
     for (int k = 1; k < t->nranks; ++k) {
         const int r = (t->rank + k) % t->nranks;
         gcs_ctl_t *p = gcs_ctl(t, r);
-        while (__atomic_load_n(done ? &p->done : &p->posted, __ATOMIC_ACQUIRE) < t->round) {
-            if (gcs_now() - start > t->timeout_s) {
-                return gcs_timed_out(t, fn, done ? "end of a round" : "its part", r);
-            }
-            gcs_pause(&spins);
+        if (__atomic_load_n(done ? &p->done : &p->posted, __ATOMIC_ACQUIRE) < t->round) {
+            return r;
         }
     }
-    return MPI_SUCCESS;
+    return -1;
 }
 
 /* out = x_0 op x_1 op ... op x_{n-1} of the slots' pieces at off */
@@ -312,6 +304,79 @@ static void gcs_fold(gcs_t *t, const gcs_coll_t *c, size_t off, size_t len, char
     }
 }
 
+/* bytes of a round's piece, 0 where an element does not fit a slot */
+static size_t gcs_piece(const gcs_t *t, const gcs_coll_t *c)
+{
+    const int per_peer = GPUCOLL_MPIX_ALLTOALL == c->coll ||
+                         GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == c->coll;
+    const int folds = GPUCOLL_MPIX_ALLREDUCE == c->coll || GPUCOLL_MPIX_REDUCE == c->coll ||
+                      GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == c->coll;
+    size_t piece = per_peer ? t->slot_bytes / (size_t) t->nranks : t->slot_bytes;
+    if (folds) {
+        return 0 == c->esize ? 0 : piece - piece % c->esize;
+    }
+    return piece & ~(size_t) 63;
+}
+
+/* write this rank's piece(s) of the round at off into its slot */
+static void gcs_write(gcs_t *t, const gcs_coll_t *c, size_t off, size_t len, size_t piece)
+{
+    char *mine = gcs_slot(t, t->rank);
+    switch (c->coll) {
+    case GPUCOLL_MPIX_BCAST:
+        if (t->rank == c->root) {
+            memcpy(mine, c->in + off, len);
+        }
+        break;
+    case GPUCOLL_MPIX_ALLTOALL:
+    case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
+        for (int q = 0; q < t->nranks; ++q) {
+            memcpy(mine + (size_t) q * piece, c->in + (size_t) q * c->bytes + off, len);
+        }
+        break;
+    default:
+        memcpy(mine, c->in + off, len);
+        break;
+    }
+}
+
+/* read what this rank keeps of the round at off */
+static void gcs_read(gcs_t *t, const gcs_coll_t *c, size_t off, size_t len, size_t piece)
+{
+    const int n = t->nranks, me = t->rank;
+    switch (c->coll) {
+    case GPUCOLL_MPIX_ALLREDUCE:
+        gcs_fold(t, c, 0, len, c->out + off);
+        break;
+    case GPUCOLL_MPIX_REDUCE:
+        if (me == c->root) {
+            gcs_fold(t, c, 0, len, c->out + off);
+        }
+        break;
+    case GPUCOLL_MPIX_BCAST:
+        if (me != c->root) {
+            memcpy(c->out + off, gcs_slot(t, c->root), len);
+        }
+        break;
+    case GPUCOLL_MPIX_ALLGATHER:
+        for (int r = 0; r < n; ++r) {
+            if (r != me) {
+                memcpy(c->out + (size_t) r * c->bytes + off, gcs_slot(t, r), len);
+            }
+        }
+        break;
+    case GPUCOLL_MPIX_ALLTOALL:
+        for (int r = 0; r < n; ++r) {
+            memcpy(c->out + (size_t) r * c->bytes + off, gcs_slot(t, r) + (size_t) me * piece,
+                   len);
+        }
+        break;
+    default:
+        gcs_fold(t, c, (size_t) me * piece, len, c->out + off);
+        break;
+    }
+}
+
 /*
  * The buffers, all dense host memory (in == out for in-place calls):
  *   allreduce, reduce: in and out of bytes (out only at the root for reduce);
@@ -319,94 +384,66 @@ static void gcs_fold(gcs_t *t, const gcs_coll_t *c, size_t off, size_t len, char
  *   allgather: in of bytes (this rank's block), out of nranks blocks;
  *   alltoall: in and out of nranks blocks of bytes;
  *   reduce_scatter_block: in of nranks blocks of bytes, out one block.
+ * Each round: write, publish "posted", (peers') read, publish "done"; a
+ * round's slot is rewritten only after every rank's done.
  */
-int gcs_coll(gcs_t *t, const gcs_coll_t *c, const char *fn)
+int gcs_coll_test(gcs_t *t, const gcs_coll_t *c, gcs_coll_state_t *s, const char *fn)
 {
-    const int n = t->nranks, me = t->rank;
-    const int per_peer = GPUCOLL_MPIX_ALLTOALL == c->coll ||
-                         GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == c->coll;
-    const int folds = GPUCOLL_MPIX_ALLREDUCE == c->coll || GPUCOLL_MPIX_REDUCE == c->coll ||
-                      GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == c->coll;
-    size_t piece = per_peer ? t->slot_bytes / (size_t) n : t->slot_bytes;
-    char *mine = gcs_slot(t, me);
-    int ret = MPI_SUCCESS;
+    const size_t piece = gcs_piece(t, c);
+    int missing;
 
-    if (t->broken) {
-        fprintf(stderr, "%s on %s: an earlier call timed out\n", fn, t->name);
-        return MPI_ERR_OTHER;
-    }
-    if (folds) {
-        piece -= piece % c->esize;
-        if (0 == piece || 0 == c->esize) {
+    if (0 == s->phase) {
+        if (t->broken) {
+            fprintf(stderr, "%s on %s: an earlier call timed out\n", fn, t->name);
+            return MPI_ERR_OTHER;
+        }
+        if (0 == piece) {
             fprintf(stderr, "%s on %s: an element of %zu bytes does not fit a slot of %zu "
                     "(GPUCOLL_STREAM_SLOT_BYTES)\n", fn, t->name, c->esize, t->slot_bytes);
             return MPI_ERR_TRUNCATE;
         }
-    } else {
-        piece &= ~(size_t) 63;
+        if (GPUCOLL_MPIX_ALLGATHER == c->coll &&
+            c->in != c->out + (size_t) t->rank * c->bytes) {
+            memcpy(c->out + (size_t) t->rank * c->bytes, c->in, c->bytes);
+        }
+        s->off = 0;
+        s->phase = 1;
     }
-    if (GPUCOLL_MPIX_ALLGATHER == c->coll && c->in != c->out + (size_t) me * c->bytes) {
-        memcpy(c->out + (size_t) me * c->bytes, c->in, c->bytes);
-    }
-    for (size_t off = 0; MPI_SUCCESS == ret && off < c->bytes; off += piece) {
-        const size_t len = c->bytes - off < piece ? c->bytes - off : piece;
-        ++t->round;
-        /* write: this rank's piece(s) into its slot */
-        switch (c->coll) {
-        case GPUCOLL_MPIX_BCAST:
-            if (me == c->root) {
-                memcpy(mine, c->in + off, len);
+    for (;;) {
+        const size_t len = c->bytes - s->off < piece ? c->bytes - s->off : piece;
+        switch (s->phase) {
+        case 1:   /* a round begins, or the call ends */
+            if (s->off >= c->bytes) {
+                return MPI_SUCCESS;
             }
-            break;
-        case GPUCOLL_MPIX_ALLTOALL:
-        case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
-            for (int q = 0; q < n; ++q) {
-                memcpy(mine + (size_t) q * piece, c->in + (size_t) q * c->bytes + off, len);
+            ++t->round;
+            gcs_write(t, c, s->off, len, piece);
+            gcs_publish(t, 0);
+            s->phase = 2;
+            s->since = gcs_now();
+            /* fall through */
+        case 2:   /* every rank's piece is there */
+            missing = gcs_missing(t, 0);
+            if (missing >= 0) {
+                return gcs_now() - s->since > t->timeout_s
+                       ? gcs_timed_out(t, fn, "its part", missing) : GCS_PENDING;
             }
-            break;
-        default:
-            memcpy(mine, c->in + off, len);
+            gcs_read(t, c, s->off, len, piece);
+            gcs_publish(t, 1);
+            s->phase = 3;
+            s->since = gcs_now();
+            /* fall through */
+        default:  /* every rank is done reading */
+            missing = gcs_missing(t, 1);
+            if (missing >= 0) {
+                return gcs_now() - s->since > t->timeout_s
+                       ? gcs_timed_out(t, fn, "end of a round", missing) : GCS_PENDING;
+            }
+            s->off += piece;
+            s->phase = 1;
             break;
         }
-        ret = gcs_meet(t, 0, fn);
-        if (MPI_SUCCESS != ret) {
-            break;
-        }
-        /* read: what this rank keeps of the round */
-        switch (c->coll) {
-        case GPUCOLL_MPIX_ALLREDUCE:
-            gcs_fold(t, c, 0, len, c->out + off);
-            break;
-        case GPUCOLL_MPIX_REDUCE:
-            if (me == c->root) {
-                gcs_fold(t, c, 0, len, c->out + off);
-            }
-            break;
-        case GPUCOLL_MPIX_BCAST:
-            if (me != c->root) {
-                memcpy(c->out + off, gcs_slot(t, c->root), len);
-            }
-            break;
-        case GPUCOLL_MPIX_ALLGATHER:
-            for (int r = 0; r < n; ++r) {
-                if (r != me) {
-                    memcpy(c->out + (size_t) r * c->bytes + off, gcs_slot(t, r), len);
-                }
-            }
-            break;
-        case GPUCOLL_MPIX_ALLTOALL:
-            for (int r = 0; r < n; ++r) {
-                memcpy(c->out + (size_t) r * c->bytes + off,
-                       gcs_slot(t, r) + (size_t) me * piece, len);
-            }
-            break;
-        default:
-            gcs_fold(t, c, (size_t) me * piece, len, c->out + off);
-            break;
-        }
-        ret = gcs_meet(t, 1, fn);
     }
-    return ret;
 }
 
 /* ---- point to point ---------------------------------------------------------- */
@@ -568,28 +605,24 @@ static void gcs_progress(gcs_t *t)
     pthread_mutex_unlock(&t->lock);
 }
 
-int gcs_wait(gcs_t *t, gcs_msg_t *const *m, int n, const char *fn)
+int gcs_wait_test(gcs_t *t, gcs_msg_t *const *m, int n, double since, const char *fn)
 {
-    const double start = gcs_now();
-    unsigned spins = 0;
     int ret = MPI_SUCCESS;
 
     if (t->broken) {
         fprintf(stderr, "%s on %s: an earlier call timed out\n", fn, t->name);
         return MPI_ERR_OTHER;
     }
+    gcs_progress(t);
     for (int i = 0; i < n; ++i) {
-        while (!m[i]->complete) {
-            gcs_progress(t);
-            if (m[i]->complete) {
-                break;
-            }
-            if (gcs_now() - start > t->timeout_s) {
-                return gcs_timed_out(t, fn, m[i]->send ? "room for a send"
-                                     : "a message it receives", m[i]->peer);
-            }
-            gcs_pause(&spins);
+        if (!m[i]->complete) {
+            return gcs_now() - since > t->timeout_s
+                   ? gcs_timed_out(t, fn, m[i]->send ? "room for a send"
+                                   : "a message it receives", m[i]->peer)
+                   : GCS_PENDING;
         }
+    }
+    for (int i = 0; i < n; ++i) {
         if (MPI_SUCCESS != m[i]->err && MPI_SUCCESS == ret) {
             ret = m[i]->err;
             fprintf(stderr, "%s on %s: rank %d sent %zu bytes to a receive of %zu\n", fn,
@@ -597,4 +630,17 @@ int gcs_wait(gcs_t *t, gcs_msg_t *const *m, int n, const char *fn)
         }
     }
     return ret;
+}
+
+double gcs_clock(void)
+{
+    return gcs_now();
+}
+
+/* a short spin, then the core goes to others (ranks may share cores) */
+void gcs_pause(unsigned *spins)
+{
+    if (++*spins > 256) {
+        sched_yield();
+    }
 }

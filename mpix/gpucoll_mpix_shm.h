@@ -33,9 +33,15 @@
  * sends complete once the ring holds them, so a halo exchange's sends and
  * receives progress together in any wait.
  *
- * Every wait is bounded by the timeout given at creation; a wait that runs
- * out names the rank it waited for, and the transport then refuses every
- * later call (its rounds are out of step with the peers').
+ * Nothing here waits: a call is a state machine that the library's
+ * progress thread (gpucoll_mpix_prog.c) steps until it is done.  CUDA may
+ * run every host function of a process on one thread, so a host function
+ * that waited for a peer would hold back every later host function of
+ * every stream of the process, the peer's part among them where its
+ * streams reach their calls in another order (on 4x H100 the stream test
+ * got no answer).  Every wait is bounded by the timeout given at creation;
+ * one that runs out names the rank it waited for, and the transport then
+ * refuses every later call (its rounds are out of step with the peers').
  */
 #ifndef GPUCOLL_MPIX_SHM_H
 #define GPUCOLL_MPIX_SHM_H
@@ -67,7 +73,20 @@ typedef struct {
     void (*apply)(const gpucoll_mpix_fold_t *, const void *, void *, size_t);
 } gcs_coll_t;
 
-int gcs_coll(gcs_t *t, const gcs_coll_t *c, const char *fn);
+/* where a call stands; zeroed before its first step */
+typedef struct {
+    int phase;
+    size_t off;
+    double since;
+} gcs_coll_state_t;
+
+/* the answer of a step that is not done yet (MPI's codes are >= 0) */
+#define GCS_PENDING (-1)
+
+/* One step of a collective, never a wait: GCS_PENDING, MPI_SUCCESS or the
+ * error (a timeout names the rank).  A communicator's calls go one at a
+ * time, in the same order on every rank. */
+int gcs_coll_test(gcs_t *t, const gcs_coll_t *c, gcs_coll_state_t *s, const char *fn);
 
 /* A point-to-point message on host memory. */
 typedef struct gcs_msg {
@@ -84,9 +103,14 @@ typedef struct gcs_msg {
 
 /* The stream reached the call that posted m. */
 void gcs_post(gcs_t *t, gcs_msg_t *m);
-/* Progresses every posted message until the n given are complete or the
- * timeout; MPI_SUCCESS, or the first error (MPI_ERR_TRUNCATE, a timeout). */
-int gcs_wait(gcs_t *t, gcs_msg_t *const *m, int n, const char *fn);
+/* One pass over every posted message: GCS_PENDING until the n given are
+ * complete, then MPI_SUCCESS or their first error (MPI_ERR_TRUNCATE); a
+ * timeout counted from since (gcs_clock) names the peer. */
+int gcs_wait_test(gcs_t *t, gcs_msg_t *const *m, int n, double since, const char *fn);
+
+double gcs_clock(void);
+/* a short spin, then the core goes to others (ranks may share cores) */
+void gcs_pause(unsigned *spins);
 
 int gcs_size(const gcs_t *t);
 int gcs_rank(const gcs_t *t);
