@@ -11,7 +11,14 @@
  *   - a halo exchange with MPIX_Isend/Irecv_enqueue and MPIX_Waitall_enqueue
  *     (small and above the ring), receives posted out of tag order, and
  *     MPIX_Send/Recv_enqueue with a status;
+ *   - several calls in a row without a synchronize, on two streams (two
+ *     stream communicators) that even and odd ranks fill in opposite order:
+ *     CUDA may run every host function of a process on one thread, so no
+ *     host function may wait for a peer;
  * each eagerly and captured into a CUDA graph replayed with new inputs.
+ * Inputs reach the device in the stream's order: a pageable cudaMemcpy to
+ * the device may return before the bytes land, and a stream made with
+ * cudaStreamNonBlocking does not wait for the legacy stream it ran on.
  * No kernel is launched, so it runs on the CUDA stand-ins too (make check).
  * Prints "N passed, N failed" on rank 0; exits 77 without a CUDA device.
  */
@@ -19,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -34,6 +42,13 @@ static MPI_Comm sc;
             MPI_Abort(MPI_COMM_WORLD, 1);                                                 \
         }                                                                                 \
     } while (0)
+
+/* host bytes to the device before the stream's next work */
+static void to_dev(void *d, const void *h, size_t bytes)
+{
+    CUDA_OK(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+}
 
 static void check(int ok, const char *what, int graph, int n)
 {
@@ -118,9 +133,8 @@ static void ar_set(void *p, int round)
             ((int *) a->h)[i] = ival(rank, i, round);
         }
     }
-    CUDA_OK(cudaMemcpy(a->in_place ? a->d_out : a->d_in, a->h,
-                       (size_t) a->n * (a->minloc ? sizeof(short_int_t) : sizeof(int)),
-                       cudaMemcpyHostToDevice));
+    to_dev(a->in_place ? a->d_out : a->d_in, a->h,
+           (size_t) a->n * (a->minloc ? sizeof(short_int_t) : sizeof(int)));
 }
 
 static int ar_enq(void *p)
@@ -239,11 +253,11 @@ static void co_set(void *p, int round)
             c->h[i] = c->h[i] % 97 + 2;
         }
     }
-    CUDA_OK(cudaMemcpy(c->d_in, c->h, sizeof(int) * total, cudaMemcpyHostToDevice));
+    to_dev(c->d_in, c->h, sizeof(int) * total);
     memset(c->h, 0xee, sizeof(int) * total);
-    CUDA_OK(cudaMemcpy(c->d_out, c->h, sizeof(int) * total, cudaMemcpyHostToDevice));
+    to_dev(c->d_out, c->h, sizeof(int) * total);
     if (CO_BCAST == c->which && 1 % size != rank) {
-        CUDA_OK(cudaMemcpy(c->d_in, c->h, sizeof(int) * total, cudaMemcpyHostToDevice));
+        to_dev(c->d_in, c->h, sizeof(int) * total);
     }
 }
 
@@ -369,9 +383,9 @@ static void pp_set(void *p, int round)
         a->h[i] = pval(rank, i, round, 0);
         a->h[a->n + i] = pval(rank, i, round, 1);
     }
-    CUDA_OK(cudaMemcpy(a->d_send, a->h, sizeof(double) * 2 * a->n, cudaMemcpyHostToDevice));
+    to_dev(a->d_send, a->h, sizeof(double) * 2 * a->n);
     memset(a->h, 0, sizeof(double) * 2 * a->n);
-    CUDA_OK(cudaMemcpy(a->d_recv, a->h, sizeof(double) * 2 * a->n, cudaMemcpyHostToDevice));
+    to_dev(a->d_recv, a->h, sizeof(double) * 2 * a->n);
 }
 
 static int pp_enq(void *p)
@@ -471,6 +485,112 @@ static void p2p_tests(int graph)
     }
 }
 
+/* ---- several calls in a row, two streams filled in opposite order ---- */
+
+enum { TS_CALLS = 4, TS_N = 1000 };
+
+/* TS_CALLS bcasts (root k % size) and an allgather per stream, no
+ * synchronize in between; even ranks fill stream 0 first, odd ranks
+ * stream 1, with a pause between, so each process's first host function
+ * belongs to a call the other's reaches last */
+static void two_stream_tests(int graph)
+{
+    cudaStream_t st[2];
+    MPI_Comm cm[2];
+    MPIX_Stream ms[2];
+    int *d[2], *h = malloc(sizeof(int) * (TS_CALLS + size) * TS_N), ok = 1;
+    cudaGraph_t g[2];
+    cudaGraphExec_t ge[2];
+
+    for (int k = 0; k < 2; ++k) {
+        MPI_Info info;
+        CUDA_OK(cudaStreamCreateWithFlags(&st[k], cudaStreamNonBlocking));
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "type", "cudaStream_t");
+        MPIX_Info_set_hex(info, "value", &st[k], sizeof(st[k]));
+        MPIX_Stream_create(info, &ms[k]);
+        MPI_Info_free(&info);
+        MPIX_Stream_comm_create(MPI_COMM_WORLD, ms[k], &cm[k]);
+        CUDA_OK(cudaMalloc((void **) &d[k], sizeof(int) * (TS_CALLS + size) * TS_N));
+    }
+    for (int round = 0; round < 2 && ok; ++round) {
+        for (int k = 0; k < 2; ++k) {
+            for (int i = 0; i < (TS_CALLS + size) * TS_N; ++i) {
+                h[i] = i < TS_CALLS * TS_N ? -1 : (rank + 1) * 100000 + k * 1000 + i % TS_N;
+            }
+            for (int c = 0; c < TS_CALLS; ++c) {
+                if (c % size == rank) {
+                    for (int i = 0; i < TS_N; ++i) {
+                        h[c * TS_N + i] = c * 7919 + k * 31 + i + round;
+                    }
+                }
+            }
+            /* this rank's allgather block in place */
+            for (int i = 0; i < TS_N; ++i) {
+                h[(TS_CALLS + rank) * TS_N + i] = (rank + 1) * 100000 + k * 1000 + i + round;
+            }
+            CUDA_OK(cudaMemcpyAsync(d[k], h, sizeof(int) * (TS_CALLS + size) * TS_N,
+                                    cudaMemcpyHostToDevice, st[k]));
+            CUDA_OK(cudaStreamSynchronize(st[k]));
+        }
+        for (int j = 0; j < 2 && ok; ++j) {
+            const int k = rank % 2 ? 1 - j : j;
+            if (graph && 0 == round) {
+                CUDA_OK(cudaStreamBeginCapture(st[k], cudaStreamCaptureModeGlobal));
+            }
+            if (!graph || 0 == round) {
+                for (int c = 0; c < TS_CALLS && ok; ++c) {
+                    ok = MPI_SUCCESS == MPIX_Bcast_enqueue(d[k] + c * TS_N, TS_N, MPI_INT,
+                                                           c % size, cm[k]);
+                }
+                ok = ok && MPI_SUCCESS == MPIX_Allgather_enqueue(MPI_IN_PLACE, 0, MPI_INT,
+                                                                 d[k] + TS_CALLS * TS_N, TS_N,
+                                                                 MPI_INT, cm[k]);
+            }
+            if (graph && 0 == round) {
+                CUDA_OK(cudaStreamEndCapture(st[k], &g[k]));
+                CUDA_OK(cudaGraphInstantiate(&ge[k], g[k], 0));
+            }
+            if (graph) {
+                CUDA_OK(cudaGraphLaunch(ge[k], st[k]));
+            }
+            if (0 == j) {
+                const struct timespec pause = { 0, 100000000 };
+                nanosleep(&pause, NULL);
+            }
+        }
+        for (int k = 0; k < 2; ++k) {
+            CUDA_OK(cudaStreamSynchronize(st[k]));
+            CUDA_OK(cudaMemcpy(h, d[k], sizeof(int) * (TS_CALLS + size) * TS_N,
+                               cudaMemcpyDeviceToHost));
+            for (int i = 0; i < (TS_CALLS + size) * TS_N && ok; ++i) {
+                const int c = i / TS_N, e = i % TS_N;
+                const int want = c < TS_CALLS ? c * 7919 + k * 31 + e + round
+                                 : (c - TS_CALLS + 1) * 100000 + k * 1000 + e + round;
+                ok = h[i] == want;
+                if (!ok) {
+                    fprintf(stderr, "rank %d: stream %d, element %d: %d, want %d\n", rank, k,
+                            i, h[i], want);
+                }
+            }
+        }
+    }
+    check(ok, "two streams filled in opposite order, 4 bcasts + an allgather each, "
+          "no synchronize between", graph, TS_N);
+    for (int k = 0; k < 2; ++k) {
+        if (graph) {
+            CUDA_OK(cudaGraphExecDestroy(ge[k]));
+            CUDA_OK(cudaGraphDestroy(g[k]));
+        }
+        CUDA_OK(cudaStreamSynchronize(st[k]));
+        MPI_Comm_free(&cm[k]);
+        MPIX_Stream_free(&ms[k]);
+        CUDA_OK(cudaFree(d[k]));
+        CUDA_OK(cudaStreamDestroy(st[k]));
+    }
+    free(h);
+}
+
 /* rank 1 leaves out one bcast (run with coll_gpu_timeout 2): the others'
  * streams go on after the timeout, which stderr names with rank 1, and
  * their next enqueue returns the error; rank 1 is not waited for */
@@ -532,6 +652,9 @@ int main(int argc, char **argv)
             allreduce_tests(graph);
             other_tests(graph);
             p2p_tests(graph);
+            if (size > 1) {
+                two_stream_tests(graph);
+            }
         }
     }
     MPI_Comm_free(&sc);
