@@ -1,0 +1,63 @@
+#!/bin/sh
+# libgpucoll's MPICH stream API under plain MPI_Init on a GPU host (issue 38):
+#   test/gpu/mpix_gpu.sh BUILDDIR OUTDIR      (after ". .gpuhost/setup.sh")
+# test_mpix_stream and demo/mpix_enqueue_demo at np 2 and 4 with a GPU per
+# rank, and np 4 on 2 GPUs (CUDA_VISIBLE_DEVICES=0,1) without and with
+# MPS; then test_mpix_stream once more with GPUCOLL_STREAM_WAIT=0 (host
+# functions wait on the host: the path without cuStreamWaitValue32) at np 2.
+# One PASS/FAIL line per case (stdout and OUTDIR/summary.txt), the logs in
+# OUTDIR, a last line "N passed, N failed".  stdbuf keeps rank 0's lines in
+# the log when a run is cut off by LIMIT (a pipe buffers them otherwise).
+B=${1:?build dir}
+OUT=${2:-/tmp/mpix_gpu}
+mkdir -p "$OUT"
+: > "$OUT/summary.txt"
+export OMPI_MCA_mca_base_component_path="$OMPI_MCA_mca_base_component_path:$B/.libs"
+export LD_LIBRARY_PATH="$B/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPI="mpirun --bind-to none --oversubscribe -x LD_LIBRARY_PATH"
+LIMIT=${LIMIT:-180}
+S="$B/test/mpi/test_mpix_stream"
+D="$B/demo/mpix_enqueue_demo"
+pass=0 fail=0
+# tag, what a passing log holds (grep -E), command...
+run() {
+  tag=$1 want=$2; shift 2
+  t0=$(date +%s)
+  timeout "$LIMIT" "$@" > "$OUT/$tag.log" 2>&1
+  rc=$?
+  tally=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$OUT/$tag.log" | tail -1)
+  if [ $rc -eq 0 ] && grep -qE "$want" "$OUT/$tag.log"; then
+    verdict=PASS pass=$((pass + 1))
+  else
+    verdict=FAIL fail=$((fail + 1))
+  fi
+  [ $rc -eq 124 ] && tally="no answer in ${LIMIT}s"
+  printf '%s %-28s rc=%-3d %4ds %s\n' "$verdict" "$tag" "$rc" $(($(date +%s) - t0)) \
+    "${tally:-}" | tee -a "$OUT/summary.txt"
+  grep -hE '^FAIL|rank [0-9]+:|waited' "$OUT/$tag.log" | head -10 | sed "s/^/    /"
+}
+SP='test_mpix_stream: [1-9][0-9]* passed, 0 failed'
+DP='graph replays: correct'
+SB="stdbuf -oL"
+nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | tee -a "$OUT/summary.txt"
+for np in 2 4; do
+  run "stream_np${np}" "$SP" $MPI -np $np $SB "$S"
+  run "demo_np${np}" "$DP" $MPI -np $np $SB "$D"
+done
+TWO="env CUDA_VISIBLE_DEVICES=0,1"
+run "stream_np4_2gpu" "$SP" $TWO $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$S"
+run "demo_np4_2gpu" "$DP" $TWO $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$D"
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
+mkdir -p /tmp/mps /tmp/mpslog && nvidia-cuda-mps-control -d
+M="-x CUDA_VISIBLE_DEVICES -x CUDA_MPS_PIPE_DIRECTORY"
+run "stream_np4_2gpu_mps" "$SP" $TWO $MPI -np 4 $M $SB "$S"
+run "demo_np4_2gpu_mps" "$DP" $TWO $MPI -np 4 $M $SB "$D"
+echo quit | nvidia-cuda-mps-control
+unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+sleep 1
+run "stream_np2_hostwait" "$SP" env GPUCOLL_STREAM_WAIT=0 $MPI -np 2 -x GPUCOLL_STREAM_WAIT \
+  $SB "$S"
+run "stream_np3_timeout" "waited 2 s for rank 1" $MPI -np 3 --mca coll_gpu_timeout 2 $SB "$S" \
+  timeout
+echo "$pass passed, $fail failed" | tee -a "$OUT/summary.txt"
