@@ -427,6 +427,14 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
+    pthread_mutex_lock(&streams_lock);
+    for (struct CUstream_st **p = &streams; NULL != *p; p = &(*p)->next_all) {
+        if (*p == s) {
+            *p = s->next_all;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&streams_lock);
     free(s->q.ops);
     free(s);
     return cudaSuccess;
