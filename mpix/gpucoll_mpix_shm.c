@@ -552,14 +552,6 @@ static void gcs_pull(gcs_t *t, int src)
     if (m->moved == gcs_pad(m->got)) {
         m->complete = 1;
         t->rcur[src] = NULL;
-        if (MPI_STATUS_IGNORE != m->status) {
-            m->status->MPI_SOURCE = src;
-            m->status->MPI_TAG = m->got_tag;
-            m->status->MPI_ERROR = m->err;
-            /* Open MPI's count field (MPI_Status_set_elements is an MPI call) */
-            m->status->_ucount = m->got < m->bytes ? m->got : m->bytes;
-            m->status->_cancelled = 0;
-        }
     }
 }
 
@@ -623,6 +615,16 @@ int gcs_wait_test(gcs_t *t, gcs_msg_t *const *m, int n, double since, const char
         }
     }
     for (int i = 0; i < n; ++i) {
+        /* here, not when the message arrived: a receive may complete in an
+         * earlier wait's pass, before its own wait named the status */
+        if (!m[i]->send && MPI_STATUS_IGNORE != m[i]->status) {
+            m[i]->status->MPI_SOURCE = m[i]->peer;
+            m[i]->status->MPI_TAG = m[i]->got_tag;
+            m[i]->status->MPI_ERROR = m[i]->err;
+            /* Open MPI's count field (MPI_Status_set_elements is an MPI call) */
+            m[i]->status->_ucount = m[i]->got < m[i]->bytes ? m[i]->got : m[i]->bytes;
+            m[i]->status->_cancelled = 0;
+        }
         if (MPI_SUCCESS != m[i]->err && MPI_SUCCESS == ret) {
             ret = m[i]->err;
             fprintf(stderr, "%s on %s: rank %d sent %zu bytes to a receive of %zu\n", fn,
