@@ -3,8 +3,7 @@
 #   test/gpu/mpix_gpu.sh BUILDDIR OUTDIR      (after ". .gpuhost/setup.sh")
 # test_mpix_stream and demo/mpix_enqueue_demo at np 2 and 4 with a GPU per
 # rank, and np 4 on 2 GPUs (CUDA_VISIBLE_DEVICES=0,1) without and with
-# MPS; then test_mpix_stream once more with GPUCOLL_STREAM_WAIT=0 (host
-# functions wait on the host: the path without cuStreamWaitValue32) at np 2.
+# MPS; then the timeout case.
 # One PASS/FAIL line per case (stdout and OUTDIR/summary.txt), the logs in
 # OUTDIR, a last line "N passed, N failed".  stdbuf keeps rank 0's lines in
 # the log when a run is cut off by LIMIT (a pipe buffers them otherwise).
@@ -56,8 +55,6 @@ run "demo_np4_2gpu_mps" "$DP" $TWO $MPI -np 4 $M $SB "$D"
 echo quit | nvidia-cuda-mps-control
 unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 sleep 1
-run "stream_np2_hostwait" "$SP" env GPUCOLL_STREAM_WAIT=0 $MPI -np 2 -x GPUCOLL_STREAM_WAIT \
-  $SB "$S"
 run "stream_np3_timeout" "waited 2 s for rank 1" $MPI -np 3 --mca coll_gpu_timeout 2 $SB "$S" \
   timeout
 echo "$pass passed, $fail failed" | tee -a "$OUT/summary.txt"

@@ -91,6 +91,9 @@ static int run_job(const job_t *j, int graph)
         }
         CUDA_OK(cudaStreamSynchronize(stream));
         ok = ok && j->verify(j->ctx, round);
+        /* every rank stops at the same round: one that went on alone would
+         * wait for the others' part of its next call (a hang, not a FAIL) */
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     }
     if (graph) {
         CUDA_OK(cudaGraphExecDestroy(ge));
@@ -574,6 +577,7 @@ static void two_stream_tests(int graph)
                 }
             }
         }
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     }
     check(ok, "two streams filled in opposite order, 4 bcasts + an allgather each, "
           "no synchronize between", graph, TS_N);
