@@ -165,6 +165,18 @@ if [ -z "${ONLY:-}" ]; then
     fi
   done
 fi
+# libgpucoll's stream API under plain MPI_Init: MPICH's stream test and the
+# demo at np 2 and 4, 4 ranks on 2 GPUs with and without MPS, the timeout case
+if [ -z "${ONLY:-}" ]; then
+  mo=$(mktemp -d)
+  out=$(LIMIT=90 sh "$(dirname "$0")/gpu/mpix_gpu.sh" "$B" "$mo" 2>&1)
+  echo "$out" | grep -E "^(PASS|FAIL)|passed"
+  if echo "$out" | grep -qE '^[1-9][0-9]* passed, 0 failed$'; then
+    pass=$((pass+1))
+  else
+    fail=$((fail+1)); echo "FAIL libgpucoll under plain MPI_Init (logs in $mo)"
+  fi
+fi
 
 rec=$(mktemp -d)
 NVTX_INJECTION64_PATH="$B/test/nvtx/libnvtx_recorder.so" NVTX_RECORD_FILE="$rec/nvtx" \
