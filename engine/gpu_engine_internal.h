@@ -178,6 +178,21 @@ void gpu_engine_pk_park(gpu_engine_comm_t *c);
 
 /* Setup helpers (gpu_engine_setup.c): everything the setup acquired. */
 void gpu_engine_release(gpu_engine_comm_t *c);
+/* What a rank sends in the setup's and the growth's exchange of areas. */
+typedef struct {
+    int32_t status;
+    int32_t pad;
+    gpu_ipc_handle_t handle;
+    gpu_ipc_handle_t big;       /* the large areas, when made at setup */
+} gpu_boot_handle_t;
+
+/* gpu_engine_setup.c, for the large areas' growth (gpu_engine_big.c): this
+ * rank's large area allocated and exported; it and every peer mapping of
+ * it undone; every peer's area of kind big (or small) mapped. */
+gpu_status_t gpu_engine_big_alloc(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle);
+void gpu_engine_big_release(gpu_engine_comm_t *c);
+gpu_status_t gpu_engine_map(gpu_engine_comm_t *c, const gpu_ipc_handle_t *const *handles,
+                            int big);
 /* The large areas for a call about to launch a two-shot or exchange
  * kernel (a choice every rank makes alike): GPU_OK when they exist; a
  * blocking call allocates and exchanges them with the peers (all ranks

@@ -27,12 +27,6 @@
 #include "engine/gpu_engine_internal.h"
 #include "kernels/gpu_stream.h"
 
-typedef struct {
-    int32_t status;
-    int32_t pad;
-    gpu_ipc_handle_t handle;
-    gpu_ipc_handle_t big;       /* the large areas, when made at setup */
-} gpu_boot_handle_t;
 
 typedef struct {
     int32_t status;
@@ -130,7 +124,7 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
 }
 
 /* The large areas of this rank, zeroed where flags live, exported. */
-static gpu_status_t gpu_engine_big_alloc(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
+gpu_status_t gpu_engine_big_alloc(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
 {
     gpu_status_t st;
 
@@ -174,7 +168,7 @@ static void gpu_engine_unmap(gpu_engine_comm_t *c, char **bases)
 
 /* Undo gpu_engine_big_alloc and any peer mappings (pooled: this
  * communicator's references to the peers' areas, closed with the last). */
-static void gpu_engine_big_release(gpu_engine_comm_t *c)
+void gpu_engine_big_release(gpu_engine_comm_t *c)
 {
     if (NULL != c->pool) {
         for (int i = 0; i < c->nranks && i < GPU_MAX_PEERS; ++i) {
@@ -198,8 +192,8 @@ static void gpu_engine_big_release(gpu_engine_comm_t *c)
 
 /* Map every peer's area of kind big (or small); a failure leaves what was
  * mapped for the release. */
-static gpu_status_t gpu_engine_map(gpu_engine_comm_t *c, const gpu_ipc_handle_t *const *handles,
-                                   int big)
+gpu_status_t gpu_engine_map(gpu_engine_comm_t *c, const gpu_ipc_handle_t *const *handles,
+                            int big)
 {
     char **bases = big ? c->big_base : c->peer_base;
     for (int i = 0; i < c->nranks; ++i) {
@@ -508,215 +502,6 @@ static gpu_status_t gpu_setup_advance(gpu_engine_setup_t *s)
     default:
         return GPU_ERR_INVALID;
     }
-}
-
-/*
- * Growth: every rank is in the same blocking call (the caller's choice of
- * path is one every rank makes alike), so the communicator's own host
- * allgather can carry the handles, then the verdicts; all ranks end in the
- * same state.  A rank that cannot get the memory makes every rank stage
- * these calls from then on; nothing aborts.
- */
-static gpu_status_t gpu_engine_big_grow(gpu_engine_comm_t *c)
-{
-    const int n = c->nranks;
-    gpu_boot_handle_t mine, *all = calloc((size_t) n, sizeof(*all));
-    int32_t verdict, *verdicts = calloc((size_t) n, sizeof(*verdicts));
-    const gpu_ipc_handle_t *handles[GPU_MAX_PEERS];
-    gpu_status_t st = GPU_OK, local;
-
-    if (NULL == all || NULL == verdicts) {
-        free(all);
-        free(verdicts);
-        return GPU_ERR_NO_MEMORY;
-    }
-    /* the allocation synchronises our stream: a resident kernel idling on
-     * it would hold that for up to coll_gpu_persist_idle_us */
-    gpu_engine_pk_park(c);
-    memset(&mine, 0, sizeof(mine));
-    mine.status = (int32_t) gpu_engine_big_alloc(c, &mine.handle);
-    if (GPU_OK != c->boot->allgather(c->boot_ctx, &mine, all, sizeof(mine))) {
-        st = GPU_ERR_BOOTSTRAP;
-        goto fail;
-    }
-    local = GPU_OK;
-    for (int i = 0; i < n; ++i) {
-        handles[i] = &all[i].handle;
-        if (GPU_OK != all[i].status) {
-            GPU_LOG(1, "rank %d: rank %d could not allocate its large-message scratch (%s)",
-                    c->rank, i, gpu_status_string((gpu_status_t) all[i].status));
-            local = GPU_ERR_NO_MEMORY;
-        }
-    }
-    if (GPU_OK == local) {
-        local = gpu_engine_map(c, handles, 1);
-    }
-    verdict = (int32_t) local;
-    if (GPU_OK != c->boot->allgather(c->boot_ctx, &verdict, verdicts, sizeof(verdict))) {
-        st = GPU_ERR_BOOTSTRAP;
-        goto fail;
-    }
-    for (int i = 0; i < n; ++i) {
-        st = GPU_OK != verdicts[i] ? GPU_ERR_UNSUPPORTED : st;
-    }
-    if (GPU_OK != st) {
-        goto fail;
-    }
-    free(all);
-    free(verdicts);
-    c->big_state = GPU_BIG_READY;
-    return GPU_OK;
-
-fail:
-    gpu_engine_big_release(c);
-    free(all);
-    free(verdicts);
-    if (GPU_ERR_BOOTSTRAP == st) {
-        GPU_ERROR("rank %d: exchange of the large-message scratch failed", c->rank);
-        c->broken = 1;
-        return st;
-    }
-    c->big_state = GPU_BIG_FAILED;
-    c->big_refused = 1;
-    return GPU_ERR_UNSUPPORTED;
-}
-
-/*
- * The pool, at this communicator's first call that needs it: every rank's
- * card (its process's area, allocated at the process's first such call),
- * each peer's area mapped (once per peer process, gpu_pool_map), and the
- * verdicts, as gpu_engine_big_grow does for private areas.
- */
-static gpu_status_t gpu_engine_pool_join(gpu_engine_comm_t *c)
-{
-    const int n = c->nranks;
-    gpu_pool_card_t mine;
-    int32_t verdict, verdicts[GPU_MAX_PEERS];
-    gpu_status_t st = GPU_OK, local;
-
-    gpu_engine_pk_park(c);   /* the allocation may synchronise the device */
-    c->pool_carded = GPU_OK == gpu_pool_card(c->pool, c->pool_bytes, &mine);
-    if (GPU_OK != c->boot->allgather(c->boot_ctx, &mine, c->pool_cards, sizeof(mine))) {
-        st = GPU_ERR_BOOTSTRAP;
-        goto fail;
-    }
-    local = GPU_OK;
-    for (int i = 0; i < n && GPU_OK == local; ++i) {
-        if (GPU_OK != c->pool_cards[i].status) {
-            GPU_LOG(1, "rank %d: rank %d has no large-message pool (%s)", c->rank, i,
-                    gpu_status_string((gpu_status_t) c->pool_cards[i].status));
-            local = GPU_ERR_NO_MEMORY;
-        } else if (c->pool_cards[i].bytes < c->big_bytes) {
-            local = GPU_ERR_UNSUPPORTED;   /* cut from other parameters */
-        }
-    }
-    for (int i = 0; i < n && GPU_OK == local; ++i) {
-        local = gpu_pool_map(c->pool, &c->pool_cards[i], (void **) &c->big_base[i]);
-        if (GPU_OK != local) {
-            c->big_base[i] = NULL;
-            GPU_ERROR("rank %d: cannot map the large-message pool of rank %d", c->rank, i);
-        }
-    }
-    verdict = (int32_t) local;
-    if (GPU_OK != c->boot->allgather(c->boot_ctx, &verdict, verdicts, sizeof(verdict))) {
-        st = GPU_ERR_BOOTSTRAP;
-        goto fail;
-    }
-    for (int i = 0; i < n; ++i) {
-        st = GPU_OK != verdicts[i] ? GPU_ERR_UNSUPPORTED : st;
-    }
-    if (GPU_OK != st) {
-        goto fail;
-    }
-    c->big_state = GPU_BIG_READY;
-    GPU_LOG(10, "rank %d: large-message pool of %zu bytes mapped (%d peer processes open on "
-            "device %d, %d communicators share it)", c->rank, c->pool_bytes,
-            gpu_pool_open_peers(c->pool), c->device, gpu_pool_users(c->pool));
-    return GPU_OK;
-
-fail:
-    gpu_engine_big_release(c);
-    if (GPU_ERR_BOOTSTRAP == st) {
-        GPU_ERROR("rank %d: exchange of the large-message pool failed", c->rank);
-        c->broken = 1;
-        return st;
-    }
-    c->big_state = GPU_BIG_FAILED;
-    c->big_refused = 1;
-    return GPU_ERR_UNSUPPORTED;
-}
-
-/*
- * The lease of one call (gpu_pool.h): every rank takes its own process's
- * area without waiting and says whether it got it; the call uses the pool
- * only where all did, otherwise every rank gives back what it took and the
- * call stages (the same answer everywhere).
- */
-static gpu_status_t gpu_engine_pool_lease(gpu_engine_comm_t *c)
-{
-    int32_t vote = gpu_pool_try_lease(c->pool), votes[GPU_MAX_PEERS];
-
-    if (GPU_OK != c->boot->allgather(c->boot_ctx, &vote, votes, sizeof(vote))) {
-        if (vote) {
-            gpu_pool_return(c->pool, 1);
-        }
-        GPU_ERROR("rank %d: agreement on the large-message pool failed", c->rank);
-        c->broken = 1;
-        return GPU_ERR_BOOTSTRAP;
-    }
-    if (!gpu_pool_agree(votes, c->nranks)) {
-        if (vote) {
-            gpu_pool_return(c->pool, 1);
-        }
-        c->pool_busy++;
-        GPU_LOG(10, "rank %d: a rank's large-message pool is busy: this call stages",
-                c->rank);
-        return GPU_ERR_UNSUPPORTED;
-    }
-    c->pool_held = 1;
-    return GPU_OK;
-}
-
-void gpu_engine_big_done(gpu_engine_comm_t *c, int finished)
-{
-    if (c->pool_held) {
-        gpu_pool_return(c->pool, finished);
-        c->pool_held = 0;
-    }
-}
-
-gpu_status_t gpu_engine_big_need(gpu_engine_comm_t *c, int blocking)
-{
-    if (NULL != c->pool) {
-        gpu_status_t st;
-        /* every lease is agreed by all ranks: a nonblocking start never
-         * waits for its peers, so those calls stage */
-        if (GPU_BIG_FAILED == c->big_state || !blocking) {
-            return GPU_ERR_UNSUPPORTED;
-        }
-        if (GPU_BIG_READY != c->big_state && GPU_OK != (st = gpu_engine_pool_join(c))) {
-            return st;
-        }
-        return gpu_engine_pool_lease(c);
-    }
-    if (GPU_BIG_READY == c->big_state) {
-        return GPU_OK;
-    }
-    /* a nonblocking start never waits for its peers: such a call stages
-     * until a blocking one has grown the areas */
-    if (GPU_BIG_FAILED == c->big_state || !blocking) {
-        return GPU_ERR_UNSUPPORTED;
-    }
-    return gpu_engine_big_grow(c);
-}
-
-int gpu_engine_big_refused(gpu_engine_comm_t *c)
-{
-    const int r = NULL != c && c->big_refused;
-    if (r) {
-        c->big_refused = 0;
-    }
-    return r;
 }
 
 static void gpu_setup_free(gpu_engine_setup_t *s, int keep_comm)
