@@ -252,6 +252,22 @@ static int gpu_native_plan(mca_coll_gpu_native_t *x, const char *what, gpu_statu
     return GPU_OK == st;
 }
 
+/* Bcast and reduce along a chain of ranks (every rank decides alike: the
+ * size, the rank count and the pacing are the same everywhere): more than
+ * two ranks, from min bytes, blocking only, and not under host-paced
+ * rounds, which move a relay one hop per round. */
+static int gpu_chain_takes(const mca_coll_gpu_module_t *m, int n, size_t bytes,
+                           unsigned long min, int blocking)
+{
+    return n > 2 && bytes >= min && blocking && !gpu_engine_paced(m->engine);
+}
+
+/* the chain's order: the topology's ring, or rank order */
+static const int *gpu_chain_order(const mca_coll_gpu_module_t *m)
+{
+    return m->has_order ? m->chain_order : NULL;
+}
+
 static int gpu_native_bcast(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int blocking,
                             mca_coll_gpu_native_t *x)
 {
@@ -261,13 +277,13 @@ static int gpu_native_bcast(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t 
     }
     const size_t bytes = (size_t) a->rcount * g.size;
     const int n = ompi_comm_size(m->comm);
-    /* host-paced rounds move a relay one hop per round: direct from the root */
-    const int chain = n > 2 && bytes >= mca_coll_gpu_component.bcast_chain_min && blocking &&
-                      !gpu_engine_paced(m->engine);
     return gpu_native_plan(x, "bcast",
                            gpu_plan_bcast(&x->plan, ompi_comm_rank(m->comm), n, a->root,
-                                          (char *) a->rbuf + g.lb, bytes, chain,
-                                          m->has_order ? m->chain_order : NULL));
+                                          (char *) a->rbuf + g.lb, bytes,
+                                          gpu_chain_takes(m, n, bytes,
+                                                          mca_coll_gpu_component.bcast_chain_min,
+                                                          blocking),
+                                          gpu_chain_order(m)));
 }
 
 static int gpu_native_allgather(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
@@ -370,14 +386,10 @@ static int gpu_native_reduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
     }
     const size_t bytes = (size_t) a->rcount * gpu_dtype_size(x->call.dt);
     const char *sbuf = in_place ? NULL : (const char *) a->sbuf;
-    /* every rank's choice alike (same count and type); host-paced rounds
-     * take no relay, and a chain stays blocking like bcast's */
-    if (n > 2 && bytes >= mca_coll_gpu_component.reduce_chain_min && blocking &&
-        !gpu_engine_paced(m->engine)) {
+    if (gpu_chain_takes(m, n, bytes, mca_coll_gpu_component.reduce_chain_min, blocking)) {
         return gpu_native_plan(x, "reduce",
                                gpu_plan_reduce_chain(&x->plan, rank, n, a->root, sbuf,
-                                                     (char *) a->rbuf, bytes,
-                                                     m->has_order ? m->chain_order : NULL));
+                                                     (char *) a->rbuf, bytes, gpu_chain_order(m)));
     }
     return gpu_native_plan(x, "reduce",
                            gpu_plan_reduce(&x->plan, rank, n, a->root, sbuf, (char *) a->rbuf,
