@@ -210,11 +210,11 @@ gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what)
     if (c->err_host->raised) {
         static const char *stages[] = { "one-shot", "reduce-scatter", "all-gather",
                                         "exchange send", "exchange receive",
-                                        "persistent receive", "persistent send" };
+                                        "persistent receive", "persistent send", "put" };
         GPU_ERROR("rank %d: %s timed out after %.1f s waiting for rank %d (block %d, %s stage, "
                   "flag %llu, last seen %llu)", c->rank, gpu_engine_what(what), c->p.timeout_s,
                   c->err_host->peer, c->err_host->block,
-                  (unsigned) c->err_host->stage < 7 ? stages[c->err_host->stage] : "?",
+                  (unsigned) c->err_host->stage < 8 ? stages[c->err_host->stage] : "?",
                   c->err_host->expected, c->err_host->seen);
         c->broken = 1;
         return GPU_ERR_TIMEOUT;

@@ -35,6 +35,8 @@ typedef struct {
     int nblocks;                /* two-shot blocks (channels) */
     int xchg_nblocks;           /* exchange-kernel blocks (same on every rank) */
     int xchg_split;             /* separate sender and receiver blocks */
+    size_t put_min;             /* copy plans whose largest pair has this many bytes are
+                                   written into the receivers' buffers (0: never) */
     int nthreads;
     int oneshot_blocks;
     gpu_algo_t algo;            /* GPU_ALGO_AUTO or forced */

@@ -104,6 +104,10 @@ struct gpu_engine_comm {
     void *direct_all;                        /* the descriptors of every rank */
     int32_t *direct_verdicts;
     unsigned long long direct_gone;          /* this rank's freed-allocation log passed on */
+    /* large copy plans straight into the receivers' buffers (gpu_engine_put.c) */
+    size_t put_off;                          /* its flags in every rank's small area */
+    unsigned long long put_calls;
+    void *put_all;                           /* every rank's descriptor, then verdict */
     /* stream-ordered allreduce (gpu_engine_stream.c, kernels/gpu_stream.h) */
     size_t st_off, st_bytes, st_lines;       /* region in every rank's scratch */
     gpu_kernel_error_t *st_err_host, *st_err_dev;   /* its own: a timeout there must not
@@ -238,6 +242,13 @@ gpu_status_t gpu_engine_direct_start(gpu_engine_comm_t *c, const void *in, void 
                                      size_t count, gpu_op_t op, gpu_dtype_t dt,
                                      gpu_engine_req_t *req);
 gpu_status_t gpu_engine_direct_step(gpu_engine_comm_t *c, gpu_engine_req_t *req);
+
+/* Large copy plans written into the receivers' buffers (gpu_engine_put.c):
+ * takes (the same answer on every rank) and run; GPU_ERR_UNSUPPORTED,
+ * alike everywhere and nothing written: the exchange kernel instead. */
+int gpu_engine_put_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, int blocking);
+gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                                const gpu_xchg_plan_t *plan);
 
 /* Stream-ordered allreduce (gpu_engine_stream.c): its error record. */
 gpu_status_t gpu_engine_stream_setup(gpu_engine_comm_t *c);

@@ -25,6 +25,7 @@
 
 #include "util/gpu_cuda_wait.h"
 #include "engine/gpu_engine_internal.h"
+#include "kernels/gpu_put.h"
 #include "kernels/gpu_stream.h"
 
 
@@ -74,7 +75,8 @@ static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     size_t n = (size_t) c->nranks, cap;
 
     c->xg_flags_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
-    c->ll_off = gpu_round_up(c->xg_flags_off + GPU_XCHG_FLAGS_BYTES, 4096);
+    c->put_off = gpu_round_up(c->xg_flags_off + GPU_XCHG_FLAGS_BYTES, 4096);
+    c->ll_off = gpu_round_up(c->put_off + GPU_PUT_FLAGS_BYTES, 4096);
     c->ll_slot = gpu_round_up(c->p.oneshot_max_bytes, 256);
     c->pk_off = gpu_round_up(c->ll_off + 2 * n * c->ll_slot, 4096);
     c->pk_bytes = gpu_engine_pk_region_bytes(c);
@@ -290,8 +292,10 @@ void gpu_engine_release(gpu_engine_comm_t *c)
 {
     free(c->direct_all);
     free(c->direct_verdicts);
+    free(c->put_all);
     c->direct_all = NULL;
     c->direct_verdicts = NULL;
+    c->put_all = NULL;
     gpu_engine_pk_release(c);
     gpu_engine_stream_release(c);
     if (c->pool_held) {

@@ -71,6 +71,12 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
         snprintf(req->what, sizeof(req->what), "%s", gpu_engine_what(&desc));
         return st;
     }
+    if (gpu_engine_put_takes(c, plan, NULL == req)) {
+        st = gpu_engine_put_run(c, &desc, plan);
+        if (GPU_ERR_UNSUPPORTED != st) {
+            return st;
+        }
+    }
     /* before any choice of this rank alone (a rank with nothing to do
      * still meets the others when the areas grow) */
     st = c->nranks > 1 ? gpu_engine_big_need(c, NULL == req) : GPU_OK;   /* alone: a copy */

@@ -51,7 +51,8 @@ enum {
     GPU_STAGE_XSEND = 3,   /* exchange: waiting for a receiver to free a slot */
     GPU_STAGE_XRECV = 4,   /* exchange: waiting for a sender's chunk */
     GPU_STAGE_LL = 5,      /* persistent: waiting for a writer's lines */
-    GPU_STAGE_LLACK = 6    /* persistent: waiting for a reader to free a slot */
+    GPU_STAGE_LLACK = 6,   /* persistent: waiting for a reader to free a slot */
+    GPU_STAGE_PUT = 7      /* put kernel: waiting for a writer's blocks (gpu_put.h) */
 };
 
 typedef enum {

@@ -74,6 +74,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long xchg_scratch_bytes;
     int xchg_nblocks;
     int xchg_split;
+    unsigned long put_min;
     int stream_order;
     int persist;
     unsigned long persist_max_bytes;

@@ -61,6 +61,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .xchg_scratch_bytes = 256ul * 1024 * 1024,
     .xchg_nblocks = 128,
     .xchg_split = 0,
+    .put_min = 1024ul * 1024,
     .stream_order = 1,
     .persist = -1,
     .persist_max_bytes = 2048 * 1024,
@@ -176,6 +177,12 @@ static int mca_coll_gpu_register(void)
                      "blocks (twice coll_gpu_xchg_nblocks blocks), so peer writes never wait for "
                      "local copies; 0: each block sends, then receives",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->xchg_split);
+    mca_coll_gpu_reg("put_min", "Smallest largest pair in bytes of a blocking device-buffer "
+                     "alltoall, allgather or neighbourhood exchange (every rank's pair the "
+                     "same size) that is written straight into the receivers' buffers, mapped "
+                     "through CUDA IPC, instead of through the exchange kernel's slots (0: "
+                     "never)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
+                     &c->put_min);
     mca_coll_gpu_reg("bcast_chain_min", "Smallest device-buffer bcast in bytes that is "
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
                      "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,

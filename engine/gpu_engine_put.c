@@ -1,0 +1,236 @@
+/*
+ * Large exchange collectives written straight into the receivers' buffers
+ * (the kernel and why: kernels/gpu_put.h).
+ *
+ * A blocking copy plan (alltoall, neighbourhood exchanges ...) whose
+ * largest pair, known alike on every rank (plan->ll_bytes), reaches
+ * coll_gpu_put_min takes this path on every rank.  Each rank names where
+ * every source's bytes land: one allocation's IPC handle (cached:
+ * ipc/gpu_ipc_cache.h) and an offset per piece.  Every rank maps the
+ * buffers of the peers it sends to and says whether it could; only when
+ * every rank could does any rank launch.  Two host exchanges, bounded like
+ * every exchange of ours; where a buffer cannot be shared (managed, pool
+ * or VMM memory, destinations in two allocations) or mapped, every rank
+ * learns it and the call takes the exchange kernel instead, nothing
+ * written.
+ *
+ * Peers write into this rank's buffer with nothing on its stream ordering
+ * them, so before naming it a rank waits on the host for the
+ * application's earlier work on the legacy stream (with coll_gpu_stream_order
+ * every call, as the other paths order after it on the GPU).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/gpu_engine_internal.h"
+#include "ipc/gpu_ipc_cache.h"
+#include "kernels/gpu_put.h"
+#include "util/gpu_clock.h"
+#include "util/gpu_cuda_wait.h"
+
+#define GPU_PUT_GONE 8
+
+typedef struct {
+    int32_t status;
+    int32_t pid;
+    int32_t ngone;              /* allocations of this process freed since its last call */
+    int32_t pad;
+    gpu_ipc_ref_t dst;          /* the allocation every destination of this rank is in */
+    int64_t at[GPU_MAX_PEERS][2];   /* source s's two pieces: offsets from dst's buffer */
+    uint64_t gone[GPU_PUT_GONE];
+} gpu_put_desc_t;
+
+int gpu_engine_put_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, int blocking)
+{
+    return blocking && c->p.put_min > 0 && c->nranks > 1 && GPU_XCHG_COPY == plan->mode &&
+           !plan->relay && !plan->in_place && plan->ll_bytes >= c->p.put_min;
+}
+
+/* The length of source s's (or peer q's) first and second pieces. */
+static void gpu_put_pieces(size_t len, size_t first, size_t *n1, size_t *n2)
+{
+    *n1 = 0 == first ? len : first;
+    *n2 = 0 == first ? 0 : len - gpu_xchg_cut(first);
+}
+
+/* Where this rank's sources land, as one allocation and offsets in it */
+static gpu_status_t gpu_put_describe(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
+                                     gpu_put_desc_t *d)
+{
+    const char *low = NULL;
+    gpu_status_t st;
+
+    memset(d->at, 0xff, sizeof(d->at));   /* -1: nothing */
+    for (int s = 0; s < c->nranks; ++s) {
+        const char *to[2] = { p->recv_dst[s], p->recv_dst2[s] };
+        size_t n[2];
+        if (s == c->rank || 0 == p->recv_len[s]) {
+            continue;
+        }
+        gpu_put_pieces(p->recv_len[s], p->recv_first[s], &n[0], &n[1]);
+        for (int k = 0; k < 2; ++k) {
+            low = n[k] > 0 && (NULL == low || to[k] < low) ? to[k] : low;
+        }
+    }
+    if (NULL == low) {
+        return GPU_OK;   /* nothing comes here */
+    }
+    st = gpu_ipc_ref_make(low, &d->dst);
+    if (GPU_OK != st) {
+        return st;
+    }
+    const uintptr_t lo = (uintptr_t) d->dst.base, hi = lo + d->dst.size;
+    for (int s = 0; s < c->nranks; ++s) {
+        size_t n[2];
+        const char *to[2] = { p->recv_dst[s], p->recv_dst2[s] };
+        if (s == c->rank || 0 == p->recv_len[s]) {
+            continue;
+        }
+        gpu_put_pieces(p->recv_len[s], p->recv_first[s], &n[0], &n[1]);
+        for (int k = 0; k < 2; ++k) {
+            if (0 == n[k]) {
+                continue;
+            }
+            if ((uintptr_t) to[k] < lo || (uintptr_t) to[k] + n[k] > hi) {
+                return GPU_ERR_UNSUPPORTED;   /* a second allocation */
+            }
+            d->at[s][k] = (int64_t) (to[k] - low);
+        }
+    }
+    return GPU_OK;
+}
+
+/* This rank's segments: its pieces for every peer, at the addresses the
+ * peers named, mapped here; and its local copy */
+static gpu_status_t gpu_put_segments(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
+                                     const gpu_put_desc_t *all, gpu_put_args_t *a)
+{
+    for (int q = 0; q < c->nranks; ++q) {
+        size_t n[2];
+        const char *from[2] = { p->send_src[q], p->send_src2[q] };
+        char *base = NULL;
+        if (q == c->rank || 0 == p->send_len[q]) {
+            continue;
+        }
+        if (GPU_OK != gpu_ipc_ref_open(&all[q].dst, (void **) &base)) {
+            GPU_LOG(1, "rank %d: cannot map rank %d's receive buffer: the exchange kernel",
+                    c->rank, q);
+            return GPU_ERR_UNSUPPORTED;
+        }
+        gpu_put_pieces(p->send_len[q], p->send_first[q], &n[0], &n[1]);
+        for (int k = 0; k < 2; ++k) {
+            if (0 == n[k]) {
+                continue;
+            }
+            if (all[q].at[c->rank][k] < 0) {
+                GPU_ERROR("rank %d: rank %d takes no piece %d from here, %zu bytes go there",
+                          c->rank, q, k, n[k]);
+                return GPU_ERR_INVALID;
+            }
+            a->seg[a->nsegs++] = (gpu_put_seg_t) { .src = from[k],
+                                                   .dst = base + all[q].at[c->rank][k],
+                                                   .len = n[k] };
+        }
+    }
+    if (p->self_len > 0 && p->self_src != p->self_dst) {
+        a->seg[a->nsegs++] = (gpu_put_seg_t) { .src = p->self_src, .dst = p->self_dst,
+                                               .len = p->self_len };
+    }
+    return GPU_OK;
+}
+
+/* Every rank's verdict, GPU_OK only where all are */
+static gpu_status_t gpu_put_agree(gpu_engine_comm_t *c, int32_t mine, int32_t *all)
+{
+    gpu_status_t st = c->boot->allgather(c->boot_ctx, &mine, all, sizeof(mine));
+    if (GPU_OK != st) {
+        c->broken = 1;
+        return st;
+    }
+    for (int r = 0; r < c->nranks; ++r) {
+        if (GPU_OK != all[r]) {
+            /* an error anywhere is one everywhere; otherwise stage alike */
+            return GPU_ERR_UNSUPPORTED == all[r] ? GPU_ERR_UNSUPPORTED : (gpu_status_t) all[r];
+        }
+    }
+    return GPU_OK;
+}
+
+gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                                const gpu_xchg_plan_t *plan)
+{
+    const size_t n = (size_t) c->nranks;
+    gpu_put_desc_t mine, *all;
+    int32_t *verdicts;
+    gpu_put_args_t a;
+    gpu_status_t st = GPU_OK;
+
+    if (NULL == c->put_all) {
+        c->put_all = calloc(n, sizeof(gpu_put_desc_t) + sizeof(int32_t));
+        if (NULL == c->put_all) {
+            return GPU_ERR_NO_MEMORY;
+        }
+    }
+    all = c->put_all;
+    verdicts = (int32_t *) (all + n);
+    memset(&mine, 0, sizeof(mine));
+    if (c->p.order_legacy) {
+        st = gpu_cuda_stream_wait(cudaStreamLegacy, 2.0 * c->p.timeout_s + 5.0, c->rank,
+                                  "the application's work on the default stream before a "
+                                  "collective");
+    }
+    if (GPU_OK == st) {
+        st = gpu_put_describe(c, plan, &mine);
+    }
+    mine.status = (int32_t) st;
+    mine.pid = (int32_t) getpid();
+    mine.ngone = gpu_ipc_exports_gone(&c->direct_gone, mine.gone, GPU_PUT_GONE);
+    st = c->boot->allgather(c->boot_ctx, &mine, all, sizeof(mine));
+    if (GPU_OK != st) {
+        c->broken = 1;
+        return st;
+    }
+    memset(&a, 0, sizeof(a));
+    st = GPU_OK;
+    for (int r = 0; r < c->nranks; ++r) {
+        /* mappings of freed memory keep it alive: close them first */
+        if (r != c->rank) {
+            gpu_ipc_forget(all[r].pid, all[r].gone, all[r].ngone);
+        }
+        st = GPU_OK == st ? (gpu_status_t) all[r].status : st;
+    }
+    if (GPU_OK == st) {
+        st = gpu_put_segments(c, plan, all, &a);
+    } else {
+        GPU_LOG(10, "rank %d: %s: a receive buffer cannot be shared (%s): the exchange kernel",
+                c->rank, gpu_engine_what(what), gpu_status_string(st));
+        return GPU_ERR_UNSUPPORTED;   /* every rank saw the same statuses */
+    }
+    st = gpu_put_agree(c, (int32_t) st, verdicts);
+    if (GPU_OK != st) {
+        return st;
+    }
+    st = gpu_engine_order(c);
+    if (GPU_OK != st) {
+        c->broken = 1;   /* the peers launch: they will time out, name this rank */
+        return st;
+    }
+    a.nranks = c->nranks;
+    a.rank = c->rank;
+    for (int r = 0; r < c->nranks; ++r) {
+        a.flags[r] = c->peer_base[r] + c->put_off;
+    }
+    a.call = ++c->put_calls;
+    a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
+    a.err = c->err_dev;
+    GPU_LOG(20, "%s: put, %d segments, %d blocks", gpu_engine_what(what), a.nsegs,
+            c->p.xchg_nblocks);
+    c->t_launch = gpu_clock_now();
+    st = gpu_kernel_put(&a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
+    if (GPU_OK != st) {
+        c->broken = 1;
+        return st;
+    }
+    return gpu_engine_finish(c, what, NULL);
+}

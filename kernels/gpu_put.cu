@@ -1,0 +1,101 @@
+/*
+ * The put kernel (see gpu_put.h for why and for the completion protocol).
+ *
+ * Block b copies its share of the bytes of every segment, cut evenly over
+ * the grid whatever each peer's share, so every link is busy from the
+ * first block on.  Each segment starts 16-byte aligned in that sequence,
+ * so a cut inside it is 16 bytes from the segment's start and the copies
+ * keep the widest access the segment itself allows.
+ */
+#include <cuda_runtime.h>
+
+#include "gpu_device.cuh"
+#include "gpu_put.h"
+
+namespace {
+
+using namespace gpu_dev;
+
+__device__ __forceinline__ unsigned long long *put_flag(char *base, int src, int block)
+{
+    return reinterpret_cast<unsigned long long *>(base) + (size_t) src * GPU_MAX_BLOCKS + block;
+}
+
+__device__ __forceinline__ unsigned long long *put_ticket(char *base)
+{
+    return reinterpret_cast<unsigned long long *>(base + (size_t) GPU_MAX_PEERS * GPU_MAX_BLOCKS *
+                                                             8);
+}
+
+__device__ __forceinline__ size_t up16(size_t x)
+{
+    return (x + 15) / 16 * 16;
+}
+
+__global__ void __launch_bounds__(1024) k_put(gpu_put_args_t a)
+{
+    __shared__ int last;
+    size_t total = 0;
+    for (int i = 0; i < a.nsegs; ++i) {
+        total = up16(total) + a.seg[i].len;
+    }
+    const size_t per = up16((total + gridDim.x - 1) / gridDim.x);
+    const size_t lo = (size_t) blockIdx.x * per, hi = lo + per;
+    size_t at = 0;
+    for (int i = 0; i < a.nsegs && at < hi; ++i) {
+        at = up16(at);
+        const size_t s0 = at > lo ? at : lo, end = at + a.seg[i].len;
+        const size_t s1 = end < hi ? end : hi;
+        if (s1 > s0) {
+            block_copy(a.seg[i].dst + (s0 - at), a.seg[i].src + (s0 - at), s1 - s0);
+        }
+        at = end;
+    }
+    __syncthreads();
+    if (0 == threadIdx.x) {
+        __threadfence_system();
+        for (int k = 1; k < a.nranks; ++k) {
+            const int q = (a.rank + k) % a.nranks;
+            st_release_sys(put_flag(a.flags[q], a.rank, blockIdx.x), a.call);
+        }
+        /* cumulative over calls: every call adds the same grid */
+        const unsigned long long t = atomicAdd(put_ticket(a.flags[a.rank]), 1ull) + 1;
+        last = t == a.call * gridDim.x;
+    }
+    __syncthreads();
+    if (!last) {
+        return;
+    }
+    /* the last block: every peer's every block has written into us */
+    const int n = (a.nranks - 1) * (int) gridDim.x;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const int s = (a.rank + 1 + i / (int) gridDim.x) % a.nranks;
+        const int b = i % (int) gridDim.x;
+        if (!wait_geq(put_flag(a.flags[a.rank], s, b), a.call, a.timeout_ns, a.err, s,
+                      GPU_STAGE_PUT)) {
+            return;
+        }
+    }
+}
+
+} // namespace
+
+extern "C" gpu_status_t gpu_kernel_put(const gpu_put_args_t *args, int nblocks, int nthreads,
+                                       void *stream)
+{
+    cudaError_t err;
+    if (args->nranks < 1 || args->nranks > GPU_MAX_PEERS || nblocks < 1 ||
+        nblocks > GPU_MAX_BLOCKS || nthreads < 32 || nthreads > 1024 || args->nsegs < 0 ||
+        args->nsegs > GPU_PUT_SEGS) {
+        GPU_ERROR("invalid put launch: %d ranks, %d segments, %d blocks of %d threads",
+                  args->nranks, args->nsegs, nblocks, nthreads);
+        return GPU_ERR_INVALID;
+    }
+    k_put<<<nblocks, nthreads, 0, static_cast<cudaStream_t>(stream)>>>(*args);
+    err = cudaGetLastError();
+    if (cudaSuccess != err) {
+        GPU_ERROR("put kernel launch failed: %s", cudaGetErrorString(err));
+        return GPU_ERR_CUDA;
+    }
+    return GPU_OK;
+}

@@ -1,0 +1,64 @@
+/*
+ * The put kernel: large exchange collectives written straight into the
+ * receivers' buffers, one copy instead of two.
+ *
+ * The exchange kernel (gpu_kernels.h) hands every chunk through a slot of
+ * the receiver's scratch: the sender writes it over NVLink, the receiver
+ * copies it out, and the two ends meet per chunk.  For large calls that
+ * second copy and the hand-overs cost more than they save (4x H100, a 2x2
+ * periodic halo of 16 MiB per neighbour: 407 us against NCCL's 304).
+ * Here the host has mapped each receiver's buffer (its IPC handle,
+ * exchanged for the call: engine/gpu_engine_put.c), so the sender's blocks
+ * write the bytes where they end, with no flow control at all: a receiver
+ * entered the call before its address was known, and its buffer stays
+ * untouched by anyone else until it returns.
+ *
+ * Completion: every block, once its stores are out, raises its flag
+ * (source, block) in every peer to the call's number.  The last block of a
+ * rank to finish sending (a ticket in the rank's own memory) waits for
+ * every peer's every flag, bounded like every wait of the kernels; no
+ * other block ever waits, so blocks that are not resident yet never sit
+ * behind waiting ones.  Every rank launches the same grid (the flags
+ * count blocks), with or without bytes for a peer.
+ */
+#ifndef GPU_PUT_H
+#define GPU_PUT_H
+
+#include <stddef.h>
+
+#include "gpu_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* [source][block] flags in every rank's small area, then its ticket */
+#define GPU_PUT_FLAGS_BYTES ((size_t) GPU_MAX_PEERS * GPU_MAX_BLOCKS * 8 + 64)
+#define GPU_PUT_SEGS (2 * GPU_MAX_PEERS + 1)
+
+typedef struct {
+    const char *src;            /* this rank's bytes */
+    char *dst;                  /* where they land, as mapped here */
+    size_t len;
+} gpu_put_seg_t;
+
+typedef struct {
+    int nranks;
+    int rank;
+    int nsegs;                  /* every peer's pieces and the local copy */
+    gpu_put_seg_t seg[GPU_PUT_SEGS];
+    char *flags[GPU_MAX_PEERS]; /* each rank's put flags as mapped here */
+    unsigned long long call;    /* this call's number, from 1, the same on every rank */
+    unsigned long long timeout_ns;
+    gpu_kernel_error_t *err;
+} gpu_put_args_t;
+
+/* Launch it with nblocks (<= GPU_MAX_BLOCKS, every rank the same) of
+ * nthreads on stream. */
+gpu_status_t gpu_kernel_put(const gpu_put_args_t *args, int nblocks, int nthreads, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPU_PUT_H */
