@@ -37,6 +37,7 @@ typedef struct {
     int xchg_split;             /* separate sender and receiver blocks */
     size_t put_min;             /* copy plans whose largest pair has this many bytes are
                                    written into the receivers' buffers (0: never) */
+    int put_read;               /* ...read from the senders' buffers instead */
     int nthreads;
     int oneshot_blocks;
     gpu_algo_t algo;            /* GPU_ALGO_AUTO or forced */

@@ -1,21 +1,22 @@
 /*
- * Large exchange collectives written straight into the receivers' buffers
- * (the kernel and why: kernels/gpu_put.h).
+ * Large exchange collectives copied straight between the ranks' own
+ * buffers (the kernel and why: kernels/gpu_put.h).
  *
- * A blocking copy plan (alltoall, neighbourhood exchanges ...) whose
- * largest pair, known alike on every rank (plan->ll_bytes), reaches
- * coll_gpu_put_min takes this path on every rank.  Each rank names where
- * every source's bytes land: one allocation's IPC handle (cached:
- * ipc/gpu_ipc_cache.h) and an offset per piece.  Every rank maps the
- * buffers of the peers it sends to and says whether it could; only when
- * every rank could does any rank launch.  Two host exchanges, bounded like
- * every exchange of ours; where a buffer cannot be shared (managed, pool
- * or VMM memory, destinations in two allocations) or mapped, every rank
- * learns it and the call takes the exchange kernel instead, nothing
- * written.
+ * A blocking copy plan (alltoall, allgather, bcast, gather, scatter,
+ * neighbourhood exchanges) whose largest pair, known alike on every rank
+ * (plan->ll_bytes), reaches coll_gpu_put_min takes this path on every
+ * rank.  Each rank names its side of every pair (where a peer's pieces
+ * land; with coll_gpu_put_read, where its pieces for a peer are): one
+ * allocation's IPC handle (cached: ipc/gpu_ipc_cache.h) and an offset per
+ * piece.  Every rank maps the buffers of the peers it copies to (or from)
+ * and says whether it could; only when every rank could does any rank
+ * launch.  Two host exchanges, bounded like every exchange of ours; where
+ * a buffer cannot be shared (managed, pool or VMM memory, one side in two
+ * allocations) or mapped, every rank learns it and the call takes the
+ * exchange kernel instead, nothing copied.
  *
- * Peers write into this rank's buffer with nothing on its stream ordering
- * them, so before naming it a rank waits on the host for the
+ * Peers touch this rank's buffers with nothing on its stream ordering
+ * them, so before naming them a rank waits on the host for the
  * application's earlier work on the legacy stream (with coll_gpu_stream_order
  * every call, as the other paths order after it on the GPU).
  */
@@ -36,8 +37,8 @@ typedef struct {
     int32_t pid;
     int32_t ngone;              /* allocations of this process freed since its last call */
     int32_t pad;
-    gpu_ipc_ref_t dst;          /* the allocation every destination of this rank is in */
-    int64_t at[GPU_MAX_PEERS][2];   /* source s's two pieces: offsets from dst's buffer */
+    gpu_ipc_ref_t ref;          /* the allocation this rank's side of every pair is in */
+    int64_t at[GPU_MAX_PEERS][2];   /* peer q's two pieces: offsets from ref's buffer */
     uint64_t gone[GPU_PUT_GONE];
 } gpu_put_desc_t;
 
@@ -54,83 +55,114 @@ static void gpu_put_pieces(size_t len, size_t first, size_t *n1, size_t *n2)
     *n2 = 0 == first ? 0 : len - gpu_xchg_cut(first);
 }
 
-/* Where this rank's sources land, as one allocation and offsets in it */
+/* This rank's side of the pair with peer q, as the peers see it: read
+ * (coll_gpu_put_read), the pieces it sends q; write, the places q's pieces
+ * land.  Lengths in n, 0 for none. */
+static void gpu_put_side(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p, int q,
+                         const char *at[2], size_t n[2])
+{
+    n[0] = n[1] = 0;
+    if (q == c->rank) {
+        return;
+    }
+    if (c->p.put_read) {
+        at[0] = p->send_src[q];
+        at[1] = p->send_src2[q];
+        gpu_put_pieces(p->send_len[q], p->send_first[q], &n[0], &n[1]);
+    } else {
+        at[0] = p->recv_dst[q];
+        at[1] = p->recv_dst2[q];
+        gpu_put_pieces(p->recv_len[q], p->recv_first[q], &n[0], &n[1]);
+    }
+}
+
+/* The same pair from the other end: what this rank copies (the peer's
+ * side is the remote end of each copy). */
+static void gpu_put_other(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p, int q,
+                          char *at[2], size_t n[2])
+{
+    n[0] = n[1] = 0;
+    if (q == c->rank) {
+        return;
+    }
+    if (c->p.put_read) {
+        at[0] = p->recv_dst[q];
+        at[1] = p->recv_dst2[q];
+        gpu_put_pieces(p->recv_len[q], p->recv_first[q], &n[0], &n[1]);
+    } else {
+        at[0] = (char *) p->send_src[q];
+        at[1] = (char *) p->send_src2[q];
+        gpu_put_pieces(p->send_len[q], p->send_first[q], &n[0], &n[1]);
+    }
+}
+
+/* This rank's side for every peer, as one allocation and offsets in it */
 static gpu_status_t gpu_put_describe(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
                                      gpu_put_desc_t *d)
 {
-    const char *low = NULL;
+    const char *low = NULL, *at[2];
+    size_t n[2];
     gpu_status_t st;
 
     memset(d->at, 0xff, sizeof(d->at));   /* -1: nothing */
-    for (int s = 0; s < c->nranks; ++s) {
-        const char *to[2] = { p->recv_dst[s], p->recv_dst2[s] };
-        size_t n[2];
-        if (s == c->rank || 0 == p->recv_len[s]) {
-            continue;
-        }
-        gpu_put_pieces(p->recv_len[s], p->recv_first[s], &n[0], &n[1]);
+    for (int q = 0; q < c->nranks; ++q) {
+        gpu_put_side(c, p, q, at, n);
         for (int k = 0; k < 2; ++k) {
-            low = n[k] > 0 && (NULL == low || to[k] < low) ? to[k] : low;
+            low = n[k] > 0 && (NULL == low || at[k] < low) ? at[k] : low;
         }
     }
     if (NULL == low) {
-        return GPU_OK;   /* nothing comes here */
+        return GPU_OK;   /* no peer touches this rank's memory */
     }
-    st = gpu_ipc_ref_make(low, &d->dst);
+    st = gpu_ipc_ref_make(low, &d->ref);
     if (GPU_OK != st) {
         return st;
     }
-    const uintptr_t lo = (uintptr_t) d->dst.base, hi = lo + d->dst.size;
-    for (int s = 0; s < c->nranks; ++s) {
-        size_t n[2];
-        const char *to[2] = { p->recv_dst[s], p->recv_dst2[s] };
-        if (s == c->rank || 0 == p->recv_len[s]) {
-            continue;
-        }
-        gpu_put_pieces(p->recv_len[s], p->recv_first[s], &n[0], &n[1]);
+    const uintptr_t lo = (uintptr_t) d->ref.base, hi = lo + d->ref.size;
+    for (int q = 0; q < c->nranks; ++q) {
+        gpu_put_side(c, p, q, at, n);
         for (int k = 0; k < 2; ++k) {
             if (0 == n[k]) {
                 continue;
             }
-            if ((uintptr_t) to[k] < lo || (uintptr_t) to[k] + n[k] > hi) {
+            if ((uintptr_t) at[k] < lo || (uintptr_t) at[k] + n[k] > hi) {
                 return GPU_ERR_UNSUPPORTED;   /* a second allocation */
             }
-            d->at[s][k] = (int64_t) (to[k] - low);
+            d->at[q][k] = (int64_t) (at[k] - low);
         }
     }
     return GPU_OK;
 }
 
-/* This rank's segments: its pieces for every peer, at the addresses the
- * peers named, mapped here; and its local copy */
+/* This rank's copies: its end of every pair and the peer's, mapped here;
+ * and its local copy */
 static gpu_status_t gpu_put_segments(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
                                      const gpu_put_desc_t *all, gpu_put_args_t *a)
 {
     for (int q = 0; q < c->nranks; ++q) {
         size_t n[2];
-        const char *from[2] = { p->send_src[q], p->send_src2[q] };
-        char *base = NULL;
-        if (q == c->rank || 0 == p->send_len[q]) {
+        char *mine[2], *base = NULL;
+        gpu_put_other(c, p, q, mine, n);
+        if (0 == n[0] + n[1]) {
             continue;
         }
-        if (GPU_OK != gpu_ipc_ref_open(&all[q].dst, (void **) &base)) {
-            GPU_LOG(1, "rank %d: cannot map rank %d's receive buffer: the exchange kernel",
-                    c->rank, q);
+        if (GPU_OK != gpu_ipc_ref_open(&all[q].ref, (void **) &base)) {
+            GPU_LOG(1, "rank %d: cannot map rank %d's buffer: the exchange kernel", c->rank, q);
             return GPU_ERR_UNSUPPORTED;
         }
-        gpu_put_pieces(p->send_len[q], p->send_first[q], &n[0], &n[1]);
         for (int k = 0; k < 2; ++k) {
             if (0 == n[k]) {
                 continue;
             }
             if (all[q].at[c->rank][k] < 0) {
-                GPU_ERROR("rank %d: rank %d takes no piece %d from here, %zu bytes go there",
+                GPU_ERROR("rank %d: rank %d has no piece %d for %zu bytes of this rank's",
                           c->rank, q, k, n[k]);
                 return GPU_ERR_INVALID;
             }
-            a->seg[a->nsegs++] = (gpu_put_seg_t) { .src = from[k],
-                                                   .dst = base + all[q].at[c->rank][k],
-                                                   .len = n[k] };
+            char *there = base + all[q].at[c->rank][k];
+            a->seg[a->nsegs++] = c->p.put_read
+                ? (gpu_put_seg_t) { .src = there, .dst = mine[k], .len = n[k] }
+                : (gpu_put_seg_t) { .src = mine[k], .dst = there, .len = n[k] };
         }
     }
     if (p->self_len > 0 && p->self_src != p->self_dst) {
@@ -224,8 +256,8 @@ gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     a.call = ++c->put_calls;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.err = c->err_dev;
-    GPU_LOG(20, "%s: put, %d segments, %d blocks", gpu_engine_what(what), a.nsegs,
-            c->p.xchg_nblocks);
+    GPU_LOG(20, "%s: put (%s), %d segments, %d blocks", gpu_engine_what(what),
+            c->p.put_read ? "read" : "write", a.nsegs, c->p.xchg_nblocks);
     c->t_launch = gpu_clock_now();
     st = gpu_kernel_put(&a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
     if (GPU_OK != st) {

@@ -11,7 +11,9 @@
  * exchanged for the call: engine/gpu_engine_put.c), so the sender's blocks
  * write the bytes where they end, with no flow control at all: a receiver
  * entered the call before its address was known, and its buffer stays
- * untouched by anyone else until it returns.
+ * untouched by anyone else until it returns.  Or the other way round
+ * (coll_gpu_put_read): each receiver reads from the senders' buffers; the
+ * kernel only sees segments, source and destination, either way.
  *
  * Completion: every block, once its stores are out, raises its flag
  * (source, block) in every peer to the call's number.  The last block of a

@@ -183,6 +183,9 @@ static int mca_coll_gpu_register(void)
                      "through CUDA IPC, instead of through the exchange kernel's slots (0: "
                      "never)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->put_min);
+    mca_coll_gpu_reg("put_read", "1: those calls are read by each receiver from the senders' "
+                     "buffers instead of written by the senders into the receivers'",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->put_read);
     mca_coll_gpu_reg("bcast_chain_min", "Smallest device-buffer bcast in bytes that is "
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
                      "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,

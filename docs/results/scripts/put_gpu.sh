@@ -30,11 +30,20 @@ if [ "$WHAT" != bench ]; then
   run put1_4gpu_np4_nbr_full 150 $M -np 4 $P gpurun/test/conform/test_conform_nbr
   run put1_4gpu_np4_intra 150 $M -np 4 $P gpurun/test/conform/test_conform --quick
   run put1_4gpu_np4_colls 120 $M -np 4 $P gpurun/test/gpu/test_gpu_colls --quick
+  run put1r_4gpu_np4_nbr_full 150 $M -np 4 $P --mca coll_gpu_put_read 1 gpurun/test/conform/test_conform_nbr
   fi
   run put1_2gpu_np2_intra 120 $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $P gpurun/test/conform/test_conform --quick
   run put1_2gpu_np2_nbr 120 $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $P gpurun/test/conform/test_conform_nbr --quick
   run put1_2gpu_np2_reuse 120 $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $P gpurun/test/conform/test_conform_reuse
   run put1_2gpu_np2_colls 120 $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $P gpurun/test/gpu/test_gpu_colls --quick
+  run put1_2gpu_np2_mixed 120 $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $P gpurun/test/gpu/test_gpu_mixed
+  R="$P --mca coll_gpu_put_read 1"
+  run put1r_2gpu_np2_intra 120 $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $R gpurun/test/conform/test_conform --quick
+  run put1r_2gpu_np2_colls 120 $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $R gpurun/test/gpu/test_gpu_colls --quick
+  # the path is taken: one line per call at verbose 20
+  $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $P --mca coll_gpu_verbose 20 gpurun/test/bench/gpucoll_bench \
+    -c alltoall -b 16777216 -e 16777216 -n 2 -r 1 --no-nccl > $OUT/logs/verbose.log 2>&1
+  echo "put calls logged at verbose 20: $(grep -c ': put (write)' $OUT/logs/verbose.log)" | tee -a $OUT/summary.txt
   if [ $NG -ge 4 ]; then
     run put1_4gpu_np3_intra 120 $M -np 3 $P gpurun/test/conform/test_conform --quick
     run put1_4gpu_np8_nbr 150 $M -np 8 $P gpurun/test/conform/test_conform_nbr --quick
@@ -43,7 +52,8 @@ fi
 if [ "$WHAT" != conform ]; then
   B="gpurun/test/bench/gpucoll_bench -b 8192 -e 67108864"
   for c in ${COLLS:-neighbor_alltoall alltoall allgather bcast gather scatter}; do
-    for cfg in "" "--mca coll_gpu_put_min 0"; do
+    IFS=';' read -ra CF <<< "${CFGS:-;--mca coll_gpu_put_min 0}"
+    for cfg in "${CF[@]}"; do
       echo "== $c ${cfg:-default (put from 1 MiB pairs)}" >> $OUT/bench.txt
       timeout 100 $M -np $NP $cfg $B -c $c >> $OUT/bench.txt 2>&1
     done
