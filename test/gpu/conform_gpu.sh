@@ -3,7 +3,7 @@
 # collectives issue asks for, and the device suites the routing must keep:
 #   test/gpu/conform_gpu.sh BUILDDIR OUTDIR      (after ". .gpuhost/setup.sh")
 # 2 GPUs (CUDA_VISIBLE_DEVICES=0,1): np 1-4, np 3 and 4 also under MPS;
-# all GPUs: np 4 (full, not --quick) and np 8.  One line per run in
+# all GPUs: np 4 (full, not --quick) and np 8; the put path forced.  One line per run in
 # OUTDIR/summary.txt, every FAIL/HANG line in OUTDIR/failures.txt, the
 # logs in OUTDIR/logs.tgz.
 B=${1:?build dir}
@@ -47,6 +47,11 @@ run "4gpu_np8_nbr" $MPI -np 8 "$N" --quick
 run "4gpu_np4_colls" $MPI -np 4 "$B/test/gpu/test_gpu_colls" --quick
 run "2gpu_np2_mixed" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES "$B/test/gpu/test_gpu_mixed"
 run "2gpu_np2_reuse" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES "$B/test/conform/test_conform_reuse"
+# the put path (engine/gpu_engine_put.c) forced on every copy plan, written and read
+run "2gpu_np2_put" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 "$C" --quick
+run "2gpu_np2_put_read" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 --mca coll_gpu_put_read 1 "$C" --quick
+run "2gpu_np2_put_mixed" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 "$B/test/gpu/test_gpu_mixed"
+run "4gpu_np4_nbr_put" $MPI -np 4 --mca coll_gpu_put_min 1 "$N"
 run "2gpu_np2_timeout" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_timeout 2 "$B/test/conform/test_conform_timeout"
 [ -x "$B/test/bench/gpucoll_bench" ] && $MPI -np 4 "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 > "$OUT/bench_allreduce_4gpu.txt" 2>&1
 mps_on
