@@ -243,12 +243,12 @@ gpu_status_t gpu_engine_direct_start(gpu_engine_comm_t *c, const void *in, void 
                                      gpu_engine_req_t *req);
 gpu_status_t gpu_engine_direct_step(gpu_engine_comm_t *c, gpu_engine_req_t *req);
 
-/* Large copy plans written into the receivers' buffers (gpu_engine_put.c):
+/* Large plans copied or folded between the ranks' own buffers (gpu_engine_put.c):
  * takes (the same answer on every rank) and run; GPU_ERR_UNSUPPORTED,
  * alike everywhere and nothing written: the exchange kernel instead. */
 int gpu_engine_put_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, int blocking);
 gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
-                                const gpu_xchg_plan_t *plan);
+                                const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt);
 
 /* Stream-ordered allreduce (gpu_engine_stream.c): its error record. */
 gpu_status_t gpu_engine_stream_setup(gpu_engine_comm_t *c);

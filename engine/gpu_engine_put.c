@@ -10,7 +10,9 @@
  * allocation's IPC handle (cached: ipc/gpu_ipc_cache.h) and an offset per
  * piece.  Every rank maps the buffers of the peers it copies to (or from)
  * and says whether it could; only when every rank could does any rank
- * launch.  Two host exchanges, bounded like every exchange of ours; where
+ * launch.  A reduction (reduce, reduce_scatter, scan, exscan) always
+ * reads: each rank folds its sources where they are (gpu_put.h).  Two host
+ * exchanges, bounded like every exchange of ours; where
  * a buffer cannot be shared (managed, pool or VMM memory, one side in two
  * allocations) or mapped, every rank learns it and the call takes the
  * exchange kernel instead, nothing copied.
@@ -44,8 +46,14 @@ typedef struct {
 
 int gpu_engine_put_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, int blocking)
 {
-    return blocking && c->p.put_min > 0 && c->nranks > 1 && GPU_XCHG_COPY == plan->mode &&
-           !plan->relay && !plan->in_place && plan->ll_bytes >= c->p.put_min;
+    return blocking && c->p.put_min > 0 && c->nranks > 1 && !plan->relay && !plan->in_place &&
+           plan->ll_bytes >= c->p.put_min;
+}
+
+/* Does this call read from the peers (else write into them)? */
+static int gpu_put_reads(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
+{
+    return c->p.put_read || GPU_XCHG_REDUCE == p->mode;
 }
 
 /* The length of source s's (or peer q's) first and second pieces. */
@@ -65,7 +73,7 @@ static void gpu_put_side(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p, i
     if (q == c->rank) {
         return;
     }
-    if (c->p.put_read) {
+    if (gpu_put_reads(c, p)) {
         at[0] = p->send_src[q];
         at[1] = p->send_src2[q];
         gpu_put_pieces(p->send_len[q], p->send_first[q], &n[0], &n[1]);
@@ -85,7 +93,7 @@ static void gpu_put_other(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p, 
     if (q == c->rank) {
         return;
     }
-    if (c->p.put_read) {
+    if (gpu_put_reads(c, p)) {
         at[0] = p->recv_dst[q];
         at[1] = p->recv_dst2[q];
         gpu_put_pieces(p->recv_len[q], p->recv_first[q], &n[0], &n[1]);
@@ -134,11 +142,50 @@ static gpu_status_t gpu_put_describe(const gpu_engine_comm_t *c, const gpu_xchg_
     return GPU_OK;
 }
 
+/* Where source s's input for this rank is, mapped here */
+static gpu_status_t gpu_put_open(const gpu_engine_comm_t *c, const gpu_put_desc_t *all, int q,
+                                 char **base)
+{
+    if (GPU_OK != gpu_ipc_ref_open(&all[q].ref, (void **) base)) {
+        GPU_LOG(1, "rank %d: cannot map rank %d's buffer: the exchange kernel", c->rank, q);
+        return GPU_ERR_UNSUPPORTED;
+    }
+    return GPU_OK;
+}
+
+/* A reduction's sources in rank order: this rank's own input, the others'
+ * where they are */
+static gpu_status_t gpu_put_sources(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
+                                    const gpu_put_desc_t *all, gpu_put_args_t *a)
+{
+    a->out = p->red_out;
+    a->len = p->red_len;
+    for (int s = p->red_lo; s <= p->red_hi && p->red_len > 0; ++s) {
+        char *base = NULL;
+        if (s == c->rank) {
+            a->src[a->nsrc++] = p->red_self;
+            continue;
+        }
+        if (all[s].at[c->rank][0] < 0) {
+            GPU_ERROR("rank %d: rank %d names no input for this rank's fold", c->rank, s);
+            return GPU_ERR_INVALID;
+        }
+        if (GPU_OK != gpu_put_open(c, all, s, &base)) {
+            return GPU_ERR_UNSUPPORTED;
+        }
+        a->src[a->nsrc++] = base + all[s].at[c->rank][0];
+    }
+    return GPU_OK;
+}
+
 /* This rank's copies: its end of every pair and the peer's, mapped here;
  * and its local copy */
 static gpu_status_t gpu_put_segments(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
                                      const gpu_put_desc_t *all, gpu_put_args_t *a)
 {
+    if (GPU_XCHG_REDUCE == p->mode) {
+        return gpu_put_sources(c, p, all, a);
+    }
     for (int q = 0; q < c->nranks; ++q) {
         size_t n[2];
         char *mine[2], *base = NULL;
@@ -146,8 +193,7 @@ static gpu_status_t gpu_put_segments(const gpu_engine_comm_t *c, const gpu_xchg_
         if (0 == n[0] + n[1]) {
             continue;
         }
-        if (GPU_OK != gpu_ipc_ref_open(&all[q].ref, (void **) &base)) {
-            GPU_LOG(1, "rank %d: cannot map rank %d's buffer: the exchange kernel", c->rank, q);
+        if (GPU_OK != gpu_put_open(c, all, q, &base)) {
             return GPU_ERR_UNSUPPORTED;
         }
         for (int k = 0; k < 2; ++k) {
@@ -160,7 +206,7 @@ static gpu_status_t gpu_put_segments(const gpu_engine_comm_t *c, const gpu_xchg_
                 return GPU_ERR_INVALID;
             }
             char *there = base + all[q].at[c->rank][k];
-            a->seg[a->nsegs++] = c->p.put_read
+            a->seg[a->nsegs++] = gpu_put_reads(c, p)
                 ? (gpu_put_seg_t) { .src = there, .dst = mine[k], .len = n[k] }
                 : (gpu_put_seg_t) { .src = mine[k], .dst = there, .len = n[k] };
         }
@@ -190,7 +236,7 @@ static gpu_status_t gpu_put_agree(gpu_engine_comm_t *c, int32_t mine, int32_t *a
 }
 
 gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
-                                const gpu_xchg_plan_t *plan)
+                                const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt)
 {
     const size_t n = (size_t) c->nranks;
     gpu_put_desc_t mine, *all;
@@ -256,10 +302,12 @@ gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     a.call = ++c->put_calls;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.err = c->err_dev;
-    GPU_LOG(20, "%s: put (%s), %d segments, %d blocks", gpu_engine_what(what),
-            c->p.put_read ? "read" : "write", a.nsegs, c->p.xchg_nblocks);
+    GPU_LOG(20, "%s: put (%s), %d segments, %d sources, %d blocks", gpu_engine_what(what),
+            gpu_put_reads(c, plan) ? "read" : "write", a.nsegs, a.nsrc, c->p.xchg_nblocks);
     c->t_launch = gpu_clock_now();
-    st = gpu_kernel_put(&a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
+    st = GPU_XCHG_REDUCE == plan->mode
+         ? gpu_kernel_put_fold(op, dt, &a, c->p.xchg_nblocks, c->p.nthreads, c->stream)
+         : gpu_kernel_put(&a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
     if (GPU_OK != st) {
         c->broken = 1;
         return st;

@@ -72,7 +72,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
         return st;
     }
     if (gpu_engine_put_takes(c, plan, NULL == req)) {
-        st = gpu_engine_put_run(c, &desc, plan);
+        st = gpu_engine_put_run(c, &desc, plan, op, dt);
         if (GPU_ERR_UNSUPPORTED != st) {
             return st;
         }

@@ -11,6 +11,7 @@
 
 #include "gpu_device.cuh"
 #include "gpu_put.h"
+#include "gpu_reduce_ops.h"
 
 namespace {
 
@@ -32,9 +33,39 @@ __device__ __forceinline__ size_t up16(size_t x)
     return (x + 15) / 16 * 16;
 }
 
-__global__ void __launch_bounds__(1024) k_put(gpu_put_args_t a)
+/* Every block once its share is out: raise its flag in every peer; the
+ * last block of this rank waits for every peer's every flag. */
+__device__ void put_done(const gpu_put_args_t &a)
 {
     __shared__ int last;
+    __syncthreads();
+    if (0 == threadIdx.x) {
+        __threadfence_system();
+        for (int k = 1; k < a.nranks; ++k) {
+            const int q = (a.rank + k) % a.nranks;
+            st_release_sys(put_flag(a.flags[q], a.rank, blockIdx.x), a.call);
+        }
+        /* cumulative over calls: every call adds the same grid */
+        const unsigned long long t = atomicAdd(put_ticket(a.flags[a.rank]), 1ull) + 1;
+        last = t == a.call * gridDim.x;
+    }
+    __syncthreads();
+    if (!last) {
+        return;
+    }
+    const int n = (a.nranks - 1) * (int) gridDim.x;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const int s = (a.rank + 1 + i / (int) gridDim.x) % a.nranks;
+        const int b = i % (int) gridDim.x;
+        if (!wait_geq(put_flag(a.flags[a.rank], s, b), a.call, a.timeout_ns, a.err, s,
+                      GPU_STAGE_PUT)) {
+            return;
+        }
+    }
+}
+
+__global__ void __launch_bounds__(1024) k_put(gpu_put_args_t a)
+{
     size_t total = 0;
     for (int i = 0; i < a.nsegs; ++i) {
         total = up16(total) + a.seg[i].len;
@@ -51,51 +82,78 @@ __global__ void __launch_bounds__(1024) k_put(gpu_put_args_t a)
         }
         at = end;
     }
-    __syncthreads();
-    if (0 == threadIdx.x) {
-        __threadfence_system();
-        for (int k = 1; k < a.nranks; ++k) {
-            const int q = (a.rank + k) % a.nranks;
-            st_release_sys(put_flag(a.flags[q], a.rank, blockIdx.x), a.call);
-        }
-        /* cumulative over calls: every call adds the same grid */
-        const unsigned long long t = atomicAdd(put_ticket(a.flags[a.rank]), 1ull) + 1;
-        last = t == a.call * gridDim.x;
-    }
-    __syncthreads();
-    if (!last) {
-        return;
-    }
-    /* the last block: every peer's every block has written into us */
-    const int n = (a.nranks - 1) * (int) gridDim.x;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const int s = (a.rank + 1 + i / (int) gridDim.x) % a.nranks;
-        const int b = i % (int) gridDim.x;
-        if (!wait_geq(put_flag(a.flags[a.rank], s, b), a.call, a.timeout_ns, a.err, s,
-                      GPU_STAGE_PUT)) {
-            return;
-        }
-    }
+    put_done(a);
 }
+
+/* Block b folds its 16-byte-aligned share of the output (a multiple of
+ * every element the kernels take, 16 bytes at most). */
+template <class R, class T> __global__ void __launch_bounds__(1024) k_put_fold(gpu_put_args_t a)
+{
+    const size_t per = up16((a.len + gridDim.x - 1) / gridDim.x);
+    const size_t lo = (size_t) blockIdx.x * per;
+    if (a.nsrc > 0 && lo < a.len) {
+        const size_t len = a.len - lo < per ? a.len - lo : per;
+        auto src = [&](int k) -> const char * { return a.src[k] + lo; };
+        fold<R, T>(src, a.nsrc, len, a.out + lo);
+    }
+    put_done(a);
+}
+
+struct fold_launcher {
+    const gpu_put_args_t *a;
+    int nblocks, nthreads;
+    cudaStream_t stream;
+
+    template <gpu_op_t OP, class T> bool run()
+    {
+        k_put_fold<gpu_red<OP, T>, T><<<nblocks, nthreads, 0, stream>>>(*a);
+        return true;
+    }
+};
 
 } // namespace
 
-extern "C" gpu_status_t gpu_kernel_put(const gpu_put_args_t *args, int nblocks, int nthreads,
-                                       void *stream)
+static bool put_args_ok(const gpu_put_args_t *args, int nblocks, int nthreads)
 {
-    cudaError_t err;
     if (args->nranks < 1 || args->nranks > GPU_MAX_PEERS || nblocks < 1 ||
         nblocks > GPU_MAX_BLOCKS || nthreads < 32 || nthreads > 1024 || args->nsegs < 0 ||
-        args->nsegs > GPU_PUT_SEGS) {
-        GPU_ERROR("invalid put launch: %d ranks, %d segments, %d blocks of %d threads",
-                  args->nranks, args->nsegs, nblocks, nthreads);
-        return GPU_ERR_INVALID;
+        args->nsegs > GPU_PUT_SEGS || args->nsrc < 0 || args->nsrc > GPU_MAX_PEERS) {
+        GPU_ERROR("invalid put launch: %d ranks, %d segments, %d sources, %d blocks of %d "
+                  "threads", args->nranks, args->nsegs, args->nsrc, nblocks, nthreads);
+        return false;
     }
-    k_put<<<nblocks, nthreads, 0, static_cast<cudaStream_t>(stream)>>>(*args);
-    err = cudaGetLastError();
+    return true;
+}
+
+static gpu_status_t put_launched(void)
+{
+    const cudaError_t err = cudaGetLastError();
     if (cudaSuccess != err) {
         GPU_ERROR("put kernel launch failed: %s", cudaGetErrorString(err));
         return GPU_ERR_CUDA;
     }
     return GPU_OK;
+}
+
+extern "C" gpu_status_t gpu_kernel_put(const gpu_put_args_t *args, int nblocks, int nthreads,
+                                       void *stream)
+{
+    if (!put_args_ok(args, nblocks, nthreads)) {
+        return GPU_ERR_INVALID;
+    }
+    k_put<<<nblocks, nthreads, 0, static_cast<cudaStream_t>(stream)>>>(*args);
+    return put_launched();
+}
+
+extern "C" gpu_status_t gpu_kernel_put_fold(gpu_op_t op, gpu_dtype_t dt, const gpu_put_args_t *args,
+                                            int nblocks, int nthreads, void *stream)
+{
+    fold_launcher l = {args, nblocks, nthreads, static_cast<cudaStream_t>(stream)};
+    if (!put_args_ok(args, nblocks, nthreads)) {
+        return GPU_ERR_INVALID;
+    }
+    if (!gpu_dispatch(op, dt, l)) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    return put_launched();
 }

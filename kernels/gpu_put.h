@@ -14,6 +14,9 @@
  * untouched by anyone else until it returns.  Or the other way round
  * (coll_gpu_put_read): each receiver reads from the senders' buffers; the
  * kernel only sees segments, source and destination, either way.
+ * Reductions (reduce, reduce_scatter, scan) always read: a rank folds its
+ * sources in rank order where they are, its own input among them, into
+ * its output, so no partial result ever crosses a link.
  *
  * Completion: every block, once its stores are out, raises its flag
  * (source, block) in every peer to the call's number.  The last block of a
@@ -49,6 +52,10 @@ typedef struct {
     int rank;
     int nsegs;                  /* every peer's pieces and the local copy */
     gpu_put_seg_t seg[GPU_PUT_SEGS];
+    int nsrc;                   /* reductions: out = src[0] op ... op src[nsrc - 1] */
+    const char *src[GPU_MAX_PEERS];
+    char *out;
+    size_t len;
     char *flags[GPU_MAX_PEERS]; /* each rank's put flags as mapped here */
     unsigned long long call;    /* this call's number, from 1, the same on every rank */
     unsigned long long timeout_ns;
@@ -58,6 +65,10 @@ typedef struct {
 /* Launch it with nblocks (<= GPU_MAX_BLOCKS, every rank the same) of
  * nthreads on stream. */
 gpu_status_t gpu_kernel_put(const gpu_put_args_t *args, int nblocks, int nthreads, void *stream);
+/* The same for a reduction of (op, dt): GPU_ERR_UNSUPPORTED where the
+ * kernels do not know the pair. */
+gpu_status_t gpu_kernel_put_fold(gpu_op_t op, gpu_dtype_t dt, const gpu_put_args_t *args,
+                                 int nblocks, int nthreads, void *stream);
 
 #ifdef __cplusplus
 }

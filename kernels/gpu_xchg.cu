@@ -188,55 +188,6 @@ __device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r, int ch)
     return true;
 }
 
-/* out = fold of n sources in order (through gpu_fold: half precision in
- * fp32, rounded once); any pointer may be merely T-aligned. */
-template <class R, class T, class Src>
-__device__ void fold(const Src &src, int n, size_t bytes, char *out)
-{
-    typedef gpu_fold<R> F;
-    typedef typename F::acc_t A;
-    uintptr_t mis = (uintptr_t) out;
-    for (int k = 0; k < n; ++k) {
-        mis |= (uintptr_t) src(k);
-    }
-    size_t done = 0;
-    if constexpr (sizeof(T) <= 16) {
-        if (0 == (mis & 15)) {
-            constexpr int E = 16 / sizeof(T);
-            const size_t nvec = bytes / 16;
-            for (size_t i = threadIdx.x; i < nvec; i += blockDim.x) {
-                vec16<T> x;
-                A acc[E];
-                x.v = reinterpret_cast<const uint4 *>(src(0))[i];
-#pragma unroll
-                for (int e = 0; e < E; ++e) {
-                    acc[e] = F::load(x.e[e]);
-                }
-                for (int k = 1; k < n; ++k) {
-                    x.v = reinterpret_cast<const uint4 *>(src(k))[i];
-#pragma unroll
-                    for (int e = 0; e < E; ++e) {
-                        acc[e] = F::apply(acc[e], F::load(x.e[e]));
-                    }
-                }
-#pragma unroll
-                for (int e = 0; e < E; ++e) {
-                    x.e[e] = F::store(acc[e]);
-                }
-                reinterpret_cast<uint4 *>(out)[i] = x.v;
-            }
-            done = nvec * E;
-        }
-    }
-    for (size_t i = done + threadIdx.x; i < bytes / sizeof(T); i += blockDim.x) {
-        A acc = F::load(reinterpret_cast<const T *>(src(0))[i]);
-        for (int k = 1; k < n; ++k) {
-            acc = F::apply(acc, F::load(reinterpret_cast<const T *>(src(k))[i]));
-        }
-        reinterpret_cast<T *>(out)[i] = F::store(acc);
-    }
-}
-
 /* REDUCE: wait for this round's chunk of every source in range, fold. */
 template <class R, class T>
 __device__ bool recv_reduce_round(const gpu_xchg_args_t &a, int r, int ch)

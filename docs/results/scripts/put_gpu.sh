@@ -44,6 +44,9 @@ if [ "$WHAT" != bench ]; then
   $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $P --mca coll_gpu_verbose 20 gpurun/test/bench/gpucoll_bench \
     -c alltoall -b 16777216 -e 16777216 -n 2 -r 1 --no-nccl > $OUT/logs/verbose.log 2>&1
   echo "put calls logged at verbose 20: $(grep -c ': put (write)' $OUT/logs/verbose.log)" | tee -a $OUT/summary.txt
+  $TWO $M -np 2 -x CUDA_VISIBLE_DEVICES $P --mca coll_gpu_verbose 20 gpurun/test/bench/gpucoll_bench \
+    -c reduce -b 16777216 -e 16777216 -n 2 -r 1 --no-nccl > $OUT/logs/verbose_reduce.log 2>&1
+  echo "reduce put calls logged at verbose 20: $(grep -c ': put (read), 0 segments, 2 sources' $OUT/logs/verbose_reduce.log)" | tee -a $OUT/summary.txt
   if [ $NG -ge 4 ]; then
     run put1_4gpu_np3_intra 120 $M -np 3 $P gpurun/test/conform/test_conform --quick
     run put1_4gpu_np8_nbr 150 $M -np 8 $P gpurun/test/conform/test_conform_nbr --quick
