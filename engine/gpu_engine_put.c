@@ -11,7 +11,8 @@
  * piece.  Every rank maps the buffers of the peers it copies to (or from)
  * and says whether it could; only when every rank could does any rank
  * launch.  A reduction (reduce, reduce_scatter, scan, exscan) always
- * reads: each rank folds its sources where they are (gpu_put.h).  Two host
+ * reads: each rank folds its sources where they are (gpu_put.h); so does
+ * a bcast (plan->one_way: reading was faster for one link's one way).  Two host
  * exchanges, bounded like every exchange of ours; where
  * a buffer cannot be shared (managed, pool or VMM memory, one side in two
  * allocations) or mapped, every rank learns it and the call takes the
@@ -53,7 +54,7 @@ int gpu_engine_put_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan
 /* Does this call read from the peers (else write into them)? */
 static int gpu_put_reads(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
 {
-    return c->p.put_read || GPU_XCHG_REDUCE == p->mode;
+    return c->p.put_read || GPU_XCHG_REDUCE == p->mode || p->one_way;
 }
 
 /* The length of source s's (or peer q's) first and second pieces. */
@@ -104,6 +105,31 @@ static void gpu_put_other(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p, 
     }
 }
 
+/* A bcast among more than two ranks is spread (kernels/gpu_put.h): every
+ * rank's buffer is read by the others.  The same answer on every rank. */
+static int gpu_put_spread(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
+{
+    return p->one_way && c->nranks > 2;
+}
+
+/* A spread bcast's root and this rank's buffer, from its plan */
+static int gpu_put_spread_buf(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
+                              const char **buf)
+{
+    for (int q = 0; q < c->nranks; ++q) {
+        if (q != c->rank && p->send_len[q] > 0) {
+            *buf = p->send_src[q];
+            return c->rank;
+        }
+        if (q != c->rank && p->recv_len[q] > 0) {
+            *buf = p->recv_dst[q];
+            return q;
+        }
+    }
+    *buf = NULL;
+    return -1;   /* nothing to move */
+}
+
 /* This rank's side for every peer, as one allocation and offsets in it */
 static gpu_status_t gpu_put_describe(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
                                      gpu_put_desc_t *d)
@@ -113,6 +139,14 @@ static gpu_status_t gpu_put_describe(const gpu_engine_comm_t *c, const gpu_xchg_
     gpu_status_t st;
 
     memset(d->at, 0xff, sizeof(d->at));   /* -1: nothing */
+    if (gpu_put_spread(c, p)) {
+        /* every peer reads from this rank's whole buffer */
+        if (gpu_put_spread_buf(c, p, &low) < 0) {
+            return GPU_OK;
+        }
+        memset(d->at, 0, sizeof(d->at));
+        return gpu_ipc_ref_make(low, &d->ref);
+    }
     for (int q = 0; q < c->nranks; ++q) {
         gpu_put_side(c, p, q, at, n);
         for (int k = 0; k < 2; ++k) {
@@ -178,6 +212,30 @@ static gpu_status_t gpu_put_sources(const gpu_engine_comm_t *c, const gpu_xchg_p
     return GPU_OK;
 }
 
+/* A spread bcast: every rank's buffer, mapped here */
+static gpu_status_t gpu_put_spread_args(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
+                                        const gpu_put_desc_t *all, gpu_put_args_t *a)
+{
+    const char *buf;
+    a->root = gpu_put_spread_buf(c, p, &buf);
+    a->len = p->ll_bytes;
+    if (a->root < 0 || 0 == a->len) {
+        a->root = -1;   /* nothing moves: the kernel only meets the others */
+        return GPU_OK;
+    }
+    for (int q = 0; q < c->nranks; ++q) {
+        char *base = NULL;
+        if (q == c->rank) {
+            a->from[q] = buf;
+        } else if (GPU_OK != gpu_put_open(c, all, q, &base)) {
+            return GPU_ERR_UNSUPPORTED;
+        } else {
+            a->from[q] = base;
+        }
+    }
+    return GPU_OK;
+}
+
 /* This rank's copies: its end of every pair and the peer's, mapped here;
  * and its local copy */
 static gpu_status_t gpu_put_segments(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p,
@@ -185,6 +243,9 @@ static gpu_status_t gpu_put_segments(const gpu_engine_comm_t *c, const gpu_xchg_
 {
     if (GPU_XCHG_REDUCE == p->mode) {
         return gpu_put_sources(c, p, all, a);
+    }
+    if (gpu_put_spread(c, p)) {
+        return gpu_put_spread_args(c, p, all, a);
     }
     for (int q = 0; q < c->nranks; ++q) {
         size_t n[2];
@@ -270,6 +331,7 @@ gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
         return st;
     }
     memset(&a, 0, sizeof(a));
+    a.root = -1;
     st = GPU_OK;
     for (int r = 0; r < c->nranks; ++r) {
         /* mappings of freed memory keep it alive: close them first */
@@ -302,12 +364,17 @@ gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     a.call = ++c->put_calls;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.err = c->err_dev;
-    GPU_LOG(20, "%s: put (%s), %d segments, %d sources, %d blocks", gpu_engine_what(what),
-            gpu_put_reads(c, plan) ? "read" : "write", a.nsegs, a.nsrc, c->p.xchg_nblocks);
+    GPU_LOG(20, "%s: put (%s), %d segments, %d sources, %s, %d blocks", gpu_engine_what(what),
+            gpu_put_reads(c, plan) ? "read" : "write", a.nsegs, a.nsrc,
+            a.root >= 0 ? "spread" : "direct", c->p.xchg_nblocks);
     c->t_launch = gpu_clock_now();
-    st = GPU_XCHG_REDUCE == plan->mode
-         ? gpu_kernel_put_fold(op, dt, &a, c->p.xchg_nblocks, c->p.nthreads, c->stream)
-         : gpu_kernel_put(&a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
+    if (GPU_XCHG_REDUCE == plan->mode) {
+        st = gpu_kernel_put_fold(op, dt, &a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
+    } else if (a.root >= 0) {
+        st = gpu_kernel_put_spread(&a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
+    } else {
+        st = gpu_kernel_put(&a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
+    }
     if (GPU_OK != st) {
         c->broken = 1;
         return st;

@@ -96,6 +96,7 @@ gpu_status_t gpu_plan_bcast(gpu_xchg_plan_t *p, int rank, int n, int root, char 
         }
         return GPU_OK;
     }
+    p->one_way = 1;
     if (rank == root) {
         for (q = 0; q < n; ++q) {
             if (q != root) {

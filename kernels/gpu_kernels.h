@@ -144,6 +144,11 @@ typedef struct {
     const char *send_src2[GPU_MAX_PEERS];
     size_t recv_first[GPU_MAX_PEERS];
     char *recv_dst2[GPU_MAX_PEERS];
+    /* One rank's bytes go to every other (bcast): the put path
+     * (engine/gpu_engine_put.c) reads them from the root rather than the
+     * root writing them (2x H100, 256 MiB-1 GiB: 1.01-1.03x NCCL read,
+     * 0.99-1.00x written); the same on every rank. */
+    int one_way;
 } gpu_xchg_plan_t;
 
 typedef struct {

@@ -22,10 +22,14 @@ __device__ __forceinline__ unsigned long long *put_flag(char *base, int src, int
     return reinterpret_cast<unsigned long long *>(base) + (size_t) src * GPU_MAX_BLOCKS + block;
 }
 
+__device__ __forceinline__ unsigned long long *put_landed(char *base, int src, int block)
+{
+    return put_flag(base + GPU_PUT_FLAG_SET, src, block);
+}
+
 __device__ __forceinline__ unsigned long long *put_ticket(char *base)
 {
-    return reinterpret_cast<unsigned long long *>(base + (size_t) GPU_MAX_PEERS * GPU_MAX_BLOCKS *
-                                                             8);
+    return reinterpret_cast<unsigned long long *>(base + 2 * GPU_PUT_FLAG_SET);
 }
 
 __device__ __forceinline__ size_t up16(size_t x)
@@ -99,6 +103,65 @@ template <class R, class T> __global__ void __launch_bounds__(1024) k_put_fold(g
     put_done(a);
 }
 
+/* Rank q's piece of a spread bcast, and block b's share of a piece */
+__device__ __forceinline__ void spread_piece(const gpu_put_args_t &a, int q, size_t *off,
+                                             size_t *len)
+{
+    const size_t per = up16((a.len + a.nranks - 2) / (a.nranks - 1));
+    *off = (size_t) (q < a.root ? q : q - 1) * per;
+    *len = *off < a.len ? (a.len - *off < per ? a.len - *off : per) : 0;
+}
+
+__device__ __forceinline__ void spread_share(size_t len, size_t *off, size_t *n)
+{
+    const size_t per = up16((len + gridDim.x - 1) / gridDim.x);
+    *off = (size_t) blockIdx.x * per;
+    *n = *off < len ? (len - *off < per ? len - *off : per) : 0;
+}
+
+__global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
+{
+    __shared__ int ok;
+    char *mine = const_cast<char *>(a.from[a.rank]);
+    size_t off, len, o, n;
+    if (a.rank != a.root) {
+        spread_piece(a, a.rank, &off, &len);
+        spread_share(len, &o, &n);
+        block_copy(mine + off + o, a.from[a.root] + off + o, n);
+        __syncthreads();
+        if (0 == threadIdx.x) {
+            __threadfence_system();
+            for (int q = 0; q < a.nranks; ++q) {
+                if (q != a.rank && q != a.root) {
+                    st_release_sys(put_landed(a.flags[q], a.rank, blockIdx.x), a.call);
+                }
+            }
+        }
+        for (int k = 1; k < a.nranks; ++k) {
+            const int q = (a.rank + k) % a.nranks;
+            if (q == a.root) {
+                continue;
+            }
+            spread_piece(a, q, &off, &len);
+            spread_share(len, &o, &n);
+            if (0 == n) {
+                continue;
+            }
+            if (0 == threadIdx.x) {
+                ok = wait_geq(put_landed(a.flags[a.rank], q, blockIdx.x), a.call, a.timeout_ns,
+                              a.err, q, GPU_STAGE_PUT);
+            }
+            __syncthreads();
+            if (!ok) {
+                return;
+            }
+            block_copy(mine + off + o, a.from[q] + off + o, n);
+            __syncthreads();
+        }
+    }
+    put_done(a);
+}
+
 struct fold_launcher {
     const gpu_put_args_t *a;
     int nblocks, nthreads;
@@ -142,6 +205,18 @@ extern "C" gpu_status_t gpu_kernel_put(const gpu_put_args_t *args, int nblocks, 
         return GPU_ERR_INVALID;
     }
     k_put<<<nblocks, nthreads, 0, static_cast<cudaStream_t>(stream)>>>(*args);
+    return put_launched();
+}
+
+extern "C" gpu_status_t gpu_kernel_put_spread(const gpu_put_args_t *args, int nblocks,
+                                              int nthreads, void *stream)
+{
+    if (!put_args_ok(args, nblocks, nthreads) || args->nranks < 3 || args->root < 0 ||
+        args->root >= args->nranks) {
+        GPU_ERROR("invalid spread bcast: %d ranks, root %d", args->nranks, args->root);
+        return GPU_ERR_INVALID;
+    }
+    k_put_spread<<<nblocks, nthreads, 0, static_cast<cudaStream_t>(stream)>>>(*args);
     return put_launched();
 }
 

@@ -18,11 +18,20 @@
  * sources in rank order where they are, its own input among them, into
  * its output, so no partial result ever crosses a link.
  *
+ * A bcast among more than two ranks is spread: the message is cut into a
+ * piece per rank but the root; each rank reads its piece from the root,
+ * raises a "landed" flag per block in its peers, and reads every other
+ * piece from the rank that owns it once that rank's same block has landed
+ * it.  The root's link carries the message once, as a pipelined ring
+ * would, in two hops instead of n - 1; a block waits only after its own
+ * piece is out, and only for the same block of a peer.
+ *
  * Completion: every block, once its stores are out, raises its flag
  * (source, block) in every peer to the call's number.  The last block of a
  * rank to finish sending (a ticket in the rank's own memory) waits for
  * every peer's every flag, bounded like every wait of the kernels; no
- * other block ever waits, so blocks that are not resident yet never sit
+ * other block waits there (a spread bcast's blocks wait above only after
+ * their own piece is out), so blocks that are not resident yet never sit
  * behind waiting ones.  Every rank launches the same grid (the flags
  * count blocks), with or without bytes for a peer.
  */
@@ -37,8 +46,10 @@
 extern "C" {
 #endif
 
-/* [source][block] flags in every rank's small area, then its ticket */
-#define GPU_PUT_FLAGS_BYTES ((size_t) GPU_MAX_PEERS * GPU_MAX_BLOCKS * 8 + 64)
+/* In every rank's small area: [source][block] done flags, [source][block]
+ * landed flags (a spread bcast), then its ticket */
+#define GPU_PUT_FLAG_SET ((size_t) GPU_MAX_PEERS * GPU_MAX_BLOCKS * 8)
+#define GPU_PUT_FLAGS_BYTES (2 * GPU_PUT_FLAG_SET + 64)
 #define GPU_PUT_SEGS (2 * GPU_MAX_PEERS + 1)
 
 typedef struct {
@@ -56,6 +67,10 @@ typedef struct {
     const char *src[GPU_MAX_PEERS];
     char *out;
     size_t len;
+    /* a bcast spread over the ranks (root >= 0): from[q] is rank q's
+     * buffer as mapped here (from[rank] = this rank's), len its bytes */
+    int root;
+    const char *from[GPU_MAX_PEERS];
     char *flags[GPU_MAX_PEERS]; /* each rank's put flags as mapped here */
     unsigned long long call;    /* this call's number, from 1, the same on every rank */
     unsigned long long timeout_ns;
@@ -65,6 +80,9 @@ typedef struct {
 /* Launch it with nblocks (<= GPU_MAX_BLOCKS, every rank the same) of
  * nthreads on stream. */
 gpu_status_t gpu_kernel_put(const gpu_put_args_t *args, int nblocks, int nthreads, void *stream);
+/* The same for a bcast spread over the ranks (args->root). */
+gpu_status_t gpu_kernel_put_spread(const gpu_put_args_t *args, int nblocks, int nthreads,
+                                   void *stream);
 /* The same for a reduction of (op, dt): GPU_ERR_UNSUPPORTED where the
  * kernels do not know the pair. */
 gpu_status_t gpu_kernel_put_fold(gpu_op_t op, gpu_dtype_t dt, const gpu_put_args_t *args,

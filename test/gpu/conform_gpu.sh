@@ -47,11 +47,12 @@ run "4gpu_np8_nbr" $MPI -np 8 "$N" --quick
 run "4gpu_np4_colls" $MPI -np 4 "$B/test/gpu/test_gpu_colls" --quick
 run "2gpu_np2_mixed" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES "$B/test/gpu/test_gpu_mixed"
 run "2gpu_np2_reuse" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES "$B/test/conform/test_conform_reuse"
-# the put path (engine/gpu_engine_put.c) forced on every copy plan, written and read
-run "2gpu_np2_put" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 "$C" --quick
-run "2gpu_np2_put_read" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 --mca coll_gpu_put_read 1 "$C" --quick
-run "2gpu_np2_put_mixed" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 "$B/test/gpu/test_gpu_mixed"
-run "4gpu_np4_nbr_put" $MPI -np 4 --mca coll_gpu_put_min 1 "$N"
+# the put path (engine/gpu_engine_put.c) forced on every plan whose size every rank knows
+# (the resident kernel, which comes first, off), written and read
+run "2gpu_np2_put" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 "$C" --quick
+run "2gpu_np2_put_read" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 --mca coll_gpu_put_read 1 "$C" --quick
+run "2gpu_np2_put_mixed" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 "$B/test/gpu/test_gpu_mixed"
+run "4gpu_np4_nbr_put" $MPI -np 4 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 "$N"
 run "2gpu_np2_timeout" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_timeout 2 "$B/test/conform/test_conform_timeout"
 [ -x "$B/test/bench/gpucoll_bench" ] && $MPI -np 4 "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 > "$OUT/bench_allreduce_4gpu.txt" 2>&1
 mps_on
