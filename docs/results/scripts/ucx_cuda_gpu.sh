@@ -84,6 +84,7 @@ run() {
     res=$(awk '$1 == 8 || $1 == 67108864 { printf "%s B %s us (nccl %s) ", $1, $2, $5 }' \
           "$OUT/logs/$tag.log")
   fi
+  [ -z "$res" ] && grep -q 'SKIP' "$OUT/logs/$tag.log" && res=$(grep -m1 -oE 'SKIP.{0,36}' "$OUT/logs/$tag.log")
   grep -hE '^FAIL' "$OUT/logs/$tag.log" | sed "s/^/$tag: /" | head -10 >> "$OUT/failures.txt"
   printf '%-34s %-44s rc=%-3d %3ds  [%s]\n' "$tag" "${res:-no tally}" $rc $(($(date +%s) - t)) \
     "$(path_of "$OUT/logs/$tag.log")" | tee -a "$S"
