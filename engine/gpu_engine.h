@@ -38,6 +38,7 @@ typedef struct {
     size_t put_min;             /* copy plans whose largest pair has this many bytes are
                                    written into the receivers' buffers (0: never) */
     int put_read;               /* ...read from the senders' buffers instead */
+    int put_ce;                 /* ...by the copy engines: -1 a bcast, 1 every copy, 0 never */
     int nthreads;
     int oneshot_blocks;
     gpu_algo_t algo;            /* GPU_ALGO_AUTO or forced */

@@ -76,6 +76,7 @@ typedef struct mca_coll_gpu_component_t {
     int xchg_split;
     unsigned long put_min;
     int put_read;
+    int put_ce;
     int stream_order;
     int persist;
     unsigned long persist_max_bytes;

@@ -62,6 +62,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .xchg_nblocks = 128,
     .xchg_split = 0,
     .put_min = 1024ul * 1024,
+    .put_ce = -1,
     .stream_order = 1,
     .persist = -1,
     .persist_max_bytes = 2048 * 1024,
@@ -186,6 +187,10 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("put_read", "1: those calls are read by each receiver from the senders' "
                      "buffers instead of written by the senders into the receivers'",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->put_read);
+    mca_coll_gpu_reg("put_ce", "Those calls' copies by the GPU's copy engines instead of its "
+                     "SMs: -1 a bcast's from 16 MiB (one link's one way, where the copy "
+                     "engines are faster), 1 every copy, 0 none", MCA_BASE_VAR_TYPE_INT, NULL,
+                     OPAL_INFO_LVL_6, &c->put_ce);
     mca_coll_gpu_reg("bcast_chain_min", "Smallest device-buffer bcast in bytes that is "
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
                      "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,

@@ -322,6 +322,7 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->xchg_split = c->xchg_split;
     p->put_min = c->put_min;
     p->put_read = c->put_read;
+    p->put_ce = c->put_ce;
     p->nblocks = c->nblocks;
     p->nthreads = c->nthreads < GPU_MAX_PEERS ? GPU_MAX_PEERS
                   : (c->nthreads > 1024 ? 1024 : c->nthreads);
