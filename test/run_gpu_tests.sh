@@ -54,6 +54,9 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_allreduce 4 --mca coll_gpu_paced_scratch_bytes 262144" \
            "test_gpu_allreduce 2 --mca coll_gpu_stream_order 0 GPUCOLL_TEST_ORDER=stale" \
            "test_gpu_direct 2" "test_gpu_direct 4" "test_gpu_comm_memory 2" \
+           "test_gpu_put 2" "test_gpu_put 4" "test_gpu_put 2 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0" \
+           "test_gpu_put 4 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0" \
+           "test_gpu_put 2 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 --mca coll_gpu_put_read 1" \
            "test_gpu_reduce_local 1" "test_gpu_reduce_local 2" \
            "test_gpu_half 2" "test_gpu_half 4" "test_gpu_half 2 --mca coll_gpu_persist 0" \
            "test_gpu_half 4 --mca coll_gpu_allreduce_algorithm twoshot" \
