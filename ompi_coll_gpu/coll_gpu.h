@@ -241,6 +241,9 @@ int mca_coll_gpu_boot_failed(mca_coll_gpu_module_t *m, const char *what, gpu_sta
  * other device route must call settle first, which waits as agree did. */
 struct mca_coll_gpu_args_t;
 struct mca_coll_gpu_issue_t;
+/* at init_query: an earlier job's board under this process's name goes
+ * before any peer can open it (coll_gpu_kind.c says why) */
+void mca_coll_gpu_kind_init(void);
 void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node);
 void mca_coll_gpu_kind_detach(mca_coll_gpu_module_t *m);
 /* issue: a call started again (coll_gpu_route.h): it posted at its first

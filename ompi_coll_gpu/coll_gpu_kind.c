@@ -42,6 +42,33 @@ static void gpu_kind_name(char *buf, size_t len, const opal_process_name_t *p)
              (unsigned) p->vpid);
 }
 
+/*
+ * A board's name is not unique over time: the jobid comes from mpirun's
+ * host and pid, so a later job whose mpirun gets the same pid (a fresh pid
+ * namespace, pids wrapped) reuses the names, and a job that did not reach
+ * MPI_Finalize (an abort, a kill) leaves its boards in /dev/shm.  The board
+ * is made at the first communicator that needs one, after MPI_Init's last
+ * fence, so a peer already in its first collective would open such a
+ * leftover, keep it (gpu_kind_peer) and read an earlier job's calls: a
+ * wrong kind, a wait until coll_gpu_timeout, or GPU_ERR_INVALID when that
+ * job's change points start after call 0 ("stopped at an earlier
+ * failure").  So a leftover under this process's name goes here, at the
+ * coll framework's init_query, which runs before a fence every process of
+ * the job passes before its MPI_Init returns (4.1: the barrier at the end
+ * of MPI_Init; 5.0: the modex fence after the instance's init), while
+ * peers open boards only from their first collective on.  (With
+ * mpi_async_mpi_init / an async modex that fence is skipped and the window
+ * stays as narrow as a process's own MPI_Init.)
+ */
+void mca_coll_gpu_kind_init(void)
+{
+    const opal_process_name_t me = opal_proc_local_get()->proc_name;
+    char name[80];
+
+    gpu_kind_name(name, sizeof(name), &me);
+    gpu_kind_board_unlink(name);
+}
+
 void mca_coll_gpu_kind_attach(mca_coll_gpu_module_t *m, int one_node)
 {
     const int n = ompi_comm_size(m->comm);

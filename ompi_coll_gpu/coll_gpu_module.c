@@ -150,6 +150,7 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
 {
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
+    mca_coll_gpu_kind_init();
     return OMPI_SUCCESS;
 }
 
