@@ -75,6 +75,14 @@ for np in 2 4; do
   run "kind queries across 2 virtual nodes: rank 1 stops calling, the others fail in 2 s naming it, np $np" sh -c "
     out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 --mca coll_gpu_kind_test_device 1 --mca coll_gpu_timeout 2 $B/test/mpi/test_host_colls timeout 2 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q ' 1 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+  # an earlier job's boards under this job's names (a reused jobid after an
+  # abort): a peer must never read them (mca_coll_gpu_kind_init); a race at
+  # the first call, so three runs (before the fix most failed)
+  run "kind queries across 2 virtual nodes, an earlier job's board under every rank's name, np $np, 3 runs" sh -c "
+    for i in 1 2 3; do
+      out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 --mca coll_gpu_kind_test_device 1 $T/test/mpi/stale_board.sh $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
+      echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }
+    done"
   run "enabled module (driver stand-in), MPI_THREAD_MULTIPLE across 2 virtual nodes, np $np" sh -c "
     out=\$($FAKE $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_host_threads 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q ' 0 failed' || { echo \"\$out\"; exit 1; }"
