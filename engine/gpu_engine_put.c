@@ -57,52 +57,22 @@ static int gpu_put_reads(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
     return c->p.put_read || GPU_XCHG_REDUCE == p->mode || p->one_way;
 }
 
-/* The length of source s's (or peer q's) first and second pieces. */
-static void gpu_put_pieces(size_t len, size_t first, size_t *n1, size_t *n2)
+/* This rank's send pieces for peer q (send) or where q's pieces land here
+ * (receive), as the two pieces of a pair (gpu_xchg_two).  Lengths in n, 0
+ * for none.  The peers see this rank's side through its descriptor: what
+ * they read (reads) or where they write; this rank copies the other end. */
+static void gpu_put_end(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p, int q, int send,
+                        const char *at[2], size_t n[2])
 {
-    *n1 = 0 == first ? len : first;
-    *n2 = 0 == first ? 0 : len - gpu_xchg_cut(first);
-}
-
-/* This rank's side of the pair with peer q, as the peers see it: read
- * (coll_gpu_put_read), the pieces it sends q; write, the places q's pieces
- * land.  Lengths in n, 0 for none. */
-static void gpu_put_side(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p, int q,
-                         const char *at[2], size_t n[2])
-{
+    size_t at2, o2;
     n[0] = n[1] = 0;
     if (q == c->rank) {
         return;
     }
-    if (gpu_put_reads(c, p)) {
-        at[0] = p->send_src[q];
-        at[1] = p->send_src2[q];
-        gpu_put_pieces(p->send_len[q], p->send_first[q], &n[0], &n[1]);
-    } else {
-        at[0] = p->recv_dst[q];
-        at[1] = p->recv_dst2[q];
-        gpu_put_pieces(p->recv_len[q], p->recv_first[q], &n[0], &n[1]);
-    }
-}
-
-/* The same pair from the other end: what this rank copies (the peer's
- * side is the remote end of each copy). */
-static void gpu_put_other(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p, int q,
-                          char *at[2], size_t n[2])
-{
-    n[0] = n[1] = 0;
-    if (q == c->rank) {
-        return;
-    }
-    if (gpu_put_reads(c, p)) {
-        at[0] = p->recv_dst[q];
-        at[1] = p->recv_dst2[q];
-        gpu_put_pieces(p->recv_len[q], p->recv_first[q], &n[0], &n[1]);
-    } else {
-        at[0] = (char *) p->send_src[q];
-        at[1] = (char *) p->send_src2[q];
-        gpu_put_pieces(p->send_len[q], p->send_first[q], &n[0], &n[1]);
-    }
+    at[0] = send ? p->send_src[q] : p->recv_dst[q];
+    at[1] = send ? p->send_src2[q] : p->recv_dst2[q];
+    gpu_xchg_two(send ? p->send_first[q] : p->recv_first[q], 0,
+                 send ? p->send_len[q] : p->recv_len[q], &n[0], &at2, &o2, &n[1]);
 }
 
 /* A bcast among more than two ranks is spread (kernels/gpu_put.h): every
@@ -148,7 +118,7 @@ static gpu_status_t gpu_put_describe(const gpu_engine_comm_t *c, const gpu_xchg_
         return gpu_ipc_ref_make(low, &d->ref);
     }
     for (int q = 0; q < c->nranks; ++q) {
-        gpu_put_side(c, p, q, at, n);
+        gpu_put_end(c, p, q, gpu_put_reads(c, p), at, n);
         for (int k = 0; k < 2; ++k) {
             low = n[k] > 0 && (NULL == low || at[k] < low) ? at[k] : low;
         }
@@ -162,7 +132,7 @@ static gpu_status_t gpu_put_describe(const gpu_engine_comm_t *c, const gpu_xchg_
     }
     const uintptr_t lo = (uintptr_t) d->ref.base, hi = lo + d->ref.size;
     for (int q = 0; q < c->nranks; ++q) {
-        gpu_put_side(c, p, q, at, n);
+        gpu_put_end(c, p, q, gpu_put_reads(c, p), at, n);
         for (int k = 0; k < 2; ++k) {
             if (0 == n[k]) {
                 continue;
@@ -249,8 +219,9 @@ static gpu_status_t gpu_put_segments(const gpu_engine_comm_t *c, const gpu_xchg_
     }
     for (int q = 0; q < c->nranks; ++q) {
         size_t n[2];
-        char *mine[2], *base = NULL;
-        gpu_put_other(c, p, q, mine, n);
+        const char *mine[2];
+        char *base = NULL;
+        gpu_put_end(c, p, q, !gpu_put_reads(c, p), mine, n);
         if (0 == n[0] + n[1]) {
             continue;
         }
@@ -268,7 +239,7 @@ static gpu_status_t gpu_put_segments(const gpu_engine_comm_t *c, const gpu_xchg_
             }
             char *there = base + all[q].at[c->rank][k];
             a->seg[a->nsegs++] = gpu_put_reads(c, p)
-                ? (gpu_put_seg_t) { .src = there, .dst = mine[k], .len = n[k] }
+                ? (gpu_put_seg_t) { .src = there, .dst = (char *) mine[k], .len = n[k] }
                 : (gpu_put_seg_t) { .src = mine[k], .dst = there, .len = n[k] };
         }
     }

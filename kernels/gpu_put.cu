@@ -37,6 +37,15 @@ __device__ __forceinline__ size_t up16(size_t x)
     return (x + 15) / 16 * 16;
 }
 
+/* Block b's share of len bytes: 16-byte aligned, a multiple of every
+ * element the kernels take (16 bytes at most) */
+__device__ __forceinline__ void block_share(size_t len, size_t *off, size_t *n)
+{
+    const size_t per = up16((len + gridDim.x - 1) / gridDim.x);
+    *off = (size_t) blockIdx.x * per;
+    *n = *off < len ? (len - *off < per ? len - *off : per) : 0;
+}
+
 /* Every block once its share is out: raise its flag in every peer; the
  * last block of this rank waits for every peer's every flag. */
 __device__ void put_done(const gpu_put_args_t &a)
@@ -89,34 +98,25 @@ __global__ void __launch_bounds__(1024) k_put(gpu_put_args_t a)
     put_done(a);
 }
 
-/* Block b folds its 16-byte-aligned share of the output (a multiple of
- * every element the kernels take, 16 bytes at most). */
+/* Block b folds its share of the output. */
 template <class R, class T> __global__ void __launch_bounds__(1024) k_put_fold(gpu_put_args_t a)
 {
-    const size_t per = up16((a.len + gridDim.x - 1) / gridDim.x);
-    const size_t lo = (size_t) blockIdx.x * per;
-    if (a.nsrc > 0 && lo < a.len) {
-        const size_t len = a.len - lo < per ? a.len - lo : per;
+    size_t lo, len;
+    block_share(a.len, &lo, &len);
+    if (a.nsrc > 0 && len > 0) {
         auto src = [&](int k) -> const char * { return a.src[k] + lo; };
         fold<R, T>(src, a.nsrc, len, a.out + lo);
     }
     put_done(a);
 }
 
-/* Rank q's piece of a spread bcast, and block b's share of a piece */
+/* Rank q's piece of a spread bcast */
 __device__ __forceinline__ void spread_piece(const gpu_put_args_t &a, int q, size_t *off,
                                              size_t *len)
 {
     const size_t per = up16((a.len + a.nranks - 2) / (a.nranks - 1));
     *off = (size_t) (q < a.root ? q : q - 1) * per;
     *len = *off < a.len ? (a.len - *off < per ? a.len - *off : per) : 0;
-}
-
-__device__ __forceinline__ void spread_share(size_t len, size_t *off, size_t *n)
-{
-    const size_t per = up16((len + gridDim.x - 1) / gridDim.x);
-    *off = (size_t) blockIdx.x * per;
-    *n = *off < len ? (len - *off < per ? len - *off : per) : 0;
 }
 
 __global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
     size_t off, len, o, n;
     if (a.rank != a.root) {
         spread_piece(a, a.rank, &off, &len);
-        spread_share(len, &o, &n);
+        block_share(len, &o, &n);
         block_copy(mine + off + o, a.from[a.root] + off + o, n);
         __syncthreads();
         if (0 == threadIdx.x) {
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
                 continue;
             }
             spread_piece(a, q, &off, &len);
-            spread_share(len, &o, &n);
+            block_share(len, &o, &n);
             if (0 == n) {
                 continue;
             }
