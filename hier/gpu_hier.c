@@ -55,6 +55,10 @@ static const gpu_inter_reduce_ops_t gpu_hier_red_device = { .reduce = gpu_hier_f
 static void gpu_hier_free_layout(gpu_hier_t *h)
 {
     free(h->cbuf);
+    for (int i = 0; i < 2; ++i) {
+        free(h->goff[i]);
+        free(h->glen[i]);
+    }
     free(h->rank_at);
     free(h->len);
     free(h->off);
@@ -80,6 +84,13 @@ static gpu_status_t gpu_hier_layout(gpu_hier_t *h, const gpu_hier_layout_t *l)
     h->off = calloc((size_t) (n > h->nnodes ? n : h->nnodes) + 1, sizeof(size_t));
     h->len = calloc((size_t) (n > h->nnodes ? n : h->nnodes) + 1, sizeof(size_t));
     h->cbuf = calloc((size_t) n + 1, sizeof(*h->cbuf));
+    for (int i = 0; i < 2; ++i) {
+        h->goff[i] = calloc((size_t) h->nnodes + 1, sizeof(size_t));
+        h->glen[i] = calloc((size_t) h->nnodes + 1, sizeof(size_t));
+        if (NULL == h->goff[i] || NULL == h->glen[i]) {
+            return GPU_ERR_NO_MEMORY;
+        }
+    }
     if (NULL == h->node_of || NULL == h->local_of || NULL == h->node_size || NULL == h->members ||
         NULL == h->off || NULL == h->len || NULL == h->cbuf) {
         return GPU_ERR_NO_MEMORY;
@@ -108,8 +119,9 @@ static gpu_status_t gpu_hier_layout(gpu_hier_t *h, const gpu_hier_layout_t *l)
 }
 
 gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_ops,
-                             gpu_net_t *net, int direct, const gpu_hier_layout_t *layout,
-                             const gpu_hier_params_t *p, gpu_hier_t **out)
+                             gpu_net_t *const *nets, int direct,
+                             const gpu_hier_layout_t *layout, const gpu_hier_params_t *p,
+                             gpu_hier_t **out)
 {
     gpu_hier_t *h = calloc(1, sizeof(*h));
     gpu_status_t st = GPU_ERR_NO_MEMORY;
@@ -120,10 +132,21 @@ gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_
     }
     h->intra = intra;
     h->net_ops = net_ops;
-    h->net = net;
+    h->net = nets[0];
     h->direct = direct;
     h->p = *p;
-    h->p.nslots = p->nslots < 1 ? 1 : (p->nslots > GPU_HIER_MAX_SLOTS ? GPU_HIER_MAX_SLOTS : p->nslots);
+    /* device folds run on the calling thread's stream: one channel there */
+    h->nchan = direct || p->channels < 1 ? 1
+               : (p->channels > GPU_HIER_MAX_CHANNELS ? GPU_HIER_MAX_CHANNELS : p->channels);
+    for (int i = 0; i < h->nchan; ++i) {
+        h->chan_net[i] = nets[i];
+    }
+    /* every channel keeps a slice in the network while the next one stages */
+    h->p.nslots = p->nslots < 1 ? 1 : p->nslots;
+    if (h->nchan > 1 && h->p.nslots < 2 * h->nchan) {
+        h->p.nslots = 2 * h->nchan;
+    }
+    h->p.nslots = h->p.nslots > GPU_HIER_MAX_SLOTS ? GPU_HIER_MAX_SLOTS : h->p.nslots;
     /* a slot holds whole elements of every type and a slice of every rank's block */
     slot = (p->slot_bytes < 65536 ? 65536 : p->slot_bytes) / 64 * 64;
     h->p.slot_bytes = slot;
@@ -133,9 +156,11 @@ gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_
         goto err_free;
     }
     GPU_CUDA_CHECK(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking), err_free);
+    GPU_CUDA_CHECK(cudaStreamCreateWithFlags(&h->up_stream, cudaStreamNonBlocking), err_stream);
     GPU_CUDA_CHECK(cudaEventCreateWithFlags(&h->legacy_ev, cudaEventDisableTiming), err_stream);
     for (int i = 0; i < h->p.nslots; ++i) {
         GPU_CUDA_CHECK(cudaEventCreateWithFlags(&h->slot_ev[i], cudaEventDisableTiming), err_events);
+        GPU_CUDA_CHECK(cudaEventCreateWithFlags(&h->up_ev[i], cudaEventDisableTiming), err_events);
     }
     if (direct) {
         GPU_CUDA_CHECK(cudaMalloc((void **) &h->slots, slot * (size_t) (h->p.nslots + 1)),
@@ -145,21 +170,33 @@ gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_
                                     cudaHostAllocPortable), err_events);
     }
     h->fold = h->slots + slot * (size_t) h->p.nslots;
-    snprintf(h->desc, sizeof(h->desc), "%d nodes, %s, inter-node %s, %d slots of %zu KiB",
-             h->nnodes, h->even ? "even layout (rails)" : "uneven layout (leaders)",
+    if (h->nchan > 1 && GPU_OK != (st = gpu_hier_chan_start(h))) {
+        goto err_slots;
+    }
+    snprintf(h->desc, sizeof(h->desc), "%d nodes, %s, inter-node %s, %d slots of %zu KiB, "
+             "%d channel%s", h->nnodes, h->even ? "even layout (rails)" : "uneven layout (leaders)",
              direct ? "on device memory" : "staged through pinned host", h->p.nslots,
-             slot >> 10);
+             slot >> 10, h->nchan, 1 == h->nchan ? "" : "s");
     *out = h;
     return GPU_OK;
+
+err_slots:
+    (void) cudaFreeHost(h->slots);
 
 err_events:
     for (int i = 0; i < h->p.nslots; ++i) {
         if (NULL != h->slot_ev[i]) {
             cudaEventDestroy(h->slot_ev[i]);
         }
+        if (NULL != h->up_ev[i]) {
+            cudaEventDestroy(h->up_ev[i]);
+        }
     }
     cudaEventDestroy(h->legacy_ev);
 err_stream:
+    if (NULL != h->up_stream) {
+        cudaStreamDestroy(h->up_stream);
+    }
     cudaStreamDestroy(h->stream);
 err_free:
     gpu_hier_free_layout(h);
@@ -173,6 +210,8 @@ void gpu_hier_destroy(gpu_hier_t *h)
         return;
     }
     (void) gpu_hier_wait(h, h->stream, NULL, "freeing the hierarchy's state");
+    (void) gpu_hier_wait(h, h->up_stream, NULL, "freeing the hierarchy's state");
+    gpu_hier_chan_stop(h);
     if (h->direct) {
         (void) cudaFree(h->slots);
     } else {
@@ -181,8 +220,10 @@ void gpu_hier_destroy(gpu_hier_t *h)
     (void) cudaFree(h->dvec);
     for (int i = 0; i < h->p.nslots; ++i) {
         (void) cudaEventDestroy(h->slot_ev[i]);
+        (void) cudaEventDestroy(h->up_ev[i]);
     }
     (void) cudaEventDestroy(h->legacy_ev);
+    (void) cudaStreamDestroy(h->up_stream);
     (void) cudaStreamDestroy(h->stream);
     gpu_hier_free_layout(h);
     free(h);
@@ -256,14 +297,65 @@ static gpu_status_t gpu_hier_copy(gpu_hier_t *h, const gpu_hier_stage_t *s, size
 {
     gpu_hier_copy_t *c = h->cbuf;
     gpu_status_t st = GPU_OK;
+    const cudaStream_t q = up ? h->up_stream : h->stream;
     int n = s->copies(s->arg, k, up, c);
     for (int i = 0; i < n; ++i) {
         void *dst = up ? (void *) c[i].dev : (void *) (slot + c[i].slot_off);
         const void *src = up ? (const void *) (slot + c[i].slot_off) : (const void *) c[i].dev;
-        GPU_CUDA_CHECK(cudaMemcpyAsync(dst, src, c[i].len, cudaMemcpyDefault, h->stream), out);
+        GPU_CUDA_CHECK(cudaMemcpyAsync(dst, src, c[i].len, cudaMemcpyDefault, q), out);
     }
 out:
     return st;
+}
+
+/* Copies into and out of the slots run on two streams, so the copy engines
+ * of both directions work at once: slice k's copy down, then its event
+ * (the network may start); a slot refilled waits for the copy out of the
+ * slice before it. */
+gpu_status_t gpu_hier_stage_down(gpu_hier_t *h, const gpu_hier_stage_t *s, size_t k)
+{
+    const size_t ns = (size_t) h->p.nslots;
+    gpu_status_t st = GPU_OK;
+    if (k >= ns) {
+        GPU_CUDA_CHECK(cudaStreamWaitEvent(h->stream, h->up_ev[k % ns], 0), out);
+    }
+    st = gpu_hier_copy(h, s, k, 0, h->slots + (k % ns) * h->p.slot_bytes);
+    if (GPU_OK == st) {
+        GPU_CUDA_CHECK(cudaEventRecord(h->slot_ev[k % ns], h->stream), out);
+    }
+out:
+    return st;
+}
+
+gpu_status_t gpu_hier_stage_up(gpu_hier_t *h, const gpu_hier_stage_t *s, size_t k)
+{
+    const size_t ns = (size_t) h->p.nslots;
+    gpu_status_t st = gpu_hier_copy(h, s, k, 1, h->slots + (k % ns) * h->p.slot_bytes);
+    if (GPU_OK == st) {
+        GPU_CUDA_CHECK(cudaEventRecord(h->up_ev[k % ns], h->up_stream), out);
+    }
+out:
+    return st;
+}
+
+gpu_status_t gpu_hier_stage_end(gpu_hier_t *h)
+{
+    gpu_status_t st = gpu_hier_wait(h, h->up_stream, NULL, "staging copy from the network");
+    return GPU_OK == st ? gpu_hier_sync(h, "staging copy to the network") : st;
+}
+
+size_t gpu_hier_slice(const gpu_hier_t *h, size_t bytes, size_t esz)
+{
+    const size_t most = h->p.slot_bytes / esz * esz, chans = (size_t) h->nchan;
+    size_t want;
+    if (1 == chans) {
+        return most;
+    }
+    /* two slices per channel at least, none below 64 KiB (per-message costs) */
+    want = (bytes + 2 * chans - 1) / (2 * chans);
+    want = want < 65536 ? 65536 : want;
+    want = (want + 64 * esz - 1) / (64 * esz) * (64 * esz);
+    return want < most ? want : most;
 }
 
 gpu_status_t gpu_hier_pipeline(gpu_hier_t *h, gpu_inter_group_t *g, const gpu_hier_stage_t *s)
@@ -272,12 +364,12 @@ gpu_status_t gpu_hier_pipeline(gpu_hier_t *h, gpu_inter_group_t *g, const gpu_hi
     gpu_status_t st = GPU_OK;
     size_t k;
 
+    if (h->nchan > 1) {
+        return gpu_hier_pipeline_chan(h, g, s);
+    }
     /* fill the ring: slices 0..ns-1 on their way down */
     for (k = 0; k < s->nslices && k < ns && GPU_OK == st; ++k) {
-        st = gpu_hier_copy(h, s, k, 0, h->slots + (k % ns) * h->p.slot_bytes);
-        if (GPU_OK == st && cudaSuccess != cudaEventRecord(h->slot_ev[k % ns], h->stream)) {
-            st = GPU_ERR_CUDA;
-        }
+        st = gpu_hier_stage_down(h, s, k);
     }
     for (k = 0; k < s->nslices && GPU_OK == st; ++k) {
         char *slot = h->slots + (k % ns) * h->p.slot_bytes;
@@ -286,15 +378,11 @@ gpu_status_t gpu_hier_pipeline(gpu_hier_t *h, gpu_inter_group_t *g, const gpu_hi
             st = s->net(s->arg, k, slot, g);
         }
         if (GPU_OK == st) {
-            st = gpu_hier_copy(h, s, k, 1, slot);
+            st = gpu_hier_stage_up(h, s, k);
         }
-        /* the stream copies this slot out before it refills it */
         if (GPU_OK == st && k + ns < s->nslices) {
-            st = gpu_hier_copy(h, s, k + ns, 0, slot);
-            if (GPU_OK == st && cudaSuccess != cudaEventRecord(h->slot_ev[k % ns], h->stream)) {
-                st = GPU_ERR_CUDA;
-            }
+            st = gpu_hier_stage_down(h, s, k + ns);
         }
     }
-    return GPU_OK == st ? gpu_hier_sync(h, "staging copy from the network") : st;
+    return GPU_OK == st ? gpu_hier_stage_end(h) : st;
 }

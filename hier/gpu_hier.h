@@ -18,12 +18,15 @@
  *
  * Staging: when the transport cannot take device memory, the inter-node
  * stage runs on pinned host bounce slots.  The data is cut into slices of
- * one slot; device->host copies of the next slices are queued while the
- * network works on the current one, and host->device copies of finished
- * slices drain behind it (a producer/consumer ring of slots, one CUDA
- * stream keeping a slot's copy-out ahead of its reuse).  With a transport
- * that takes device memory the slots are device memory and the folds run
- * as kernels; nothing else changes.
+ * at most one slot; device->host copies of the next slices are queued
+ * while the network works on the current ones, and host->device copies of
+ * finished slices drain behind them (a producer/consumer ring of slots, one
+ * CUDA stream keeping a slot's copy-out ahead of its reuse).  Slices go
+ * round-robin to channel threads, each with its own transport endpoints and
+ * fold space, so the network steps and host folds of several slices run
+ * at once (gpu_hier_chan.c).  With a transport that takes device memory the
+ * slots are device memory and the folds run as kernels on the calling
+ * thread, one slice at a time.
  *
  * Every call is blocking and must be made by every rank of the
  * communicator in the same order (the call sequence numbers its messages).
@@ -54,15 +57,19 @@ typedef struct {
     double beta_Bps;
     gpu_inter_algo_t algo;
     int order_legacy;     /* wait for the application's legacy-stream work */
+    int channels;         /* staged: slices moved and folded by this many threads at once */
 } gpu_hier_params_t;
 
 typedef struct gpu_hier gpu_hier_t;
 
-/* intra: the engine over this node's ranks (in communicator rank order);
- * net: the transport over the whole communicator.  Not collective. */
+/* intra: the engine over this node's ranks (in communicator rank order;
+ * NULL where every node has one rank); nets: p->channels endpoint sets of
+ * the transport over the whole communicator, one per channel, each used by
+ * one thread.  Not collective. */
 gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_ops,
-                             gpu_net_t *net, int direct, const gpu_hier_layout_t *layout,
-                             const gpu_hier_params_t *p, gpu_hier_t **out);
+                             gpu_net_t *const *nets, int direct,
+                             const gpu_hier_layout_t *layout, const gpu_hier_params_t *p,
+                             gpu_hier_t **out);
 void gpu_hier_destroy(gpu_hier_t *h);
 
 /* in == out: in place */

@@ -9,6 +9,7 @@ typedef enum { GPU_NET_ALLREDUCE, GPU_NET_BCAST, GPU_NET_REDUCE } gpu_net_kind_t
 /* one contiguous device range through the inter-node stage */
 typedef struct {
     char *dev;
+    const char *src;     /* where the slices come from, when not dev (then dev is out only) */
     size_t bytes, slice;
     int down, up;
     gpu_net_kind_t kind;
@@ -29,7 +30,7 @@ static int gpu_range_copies(void *arg, size_t k, int up, gpu_hier_copy_t *c)
     if (up ? !r->up : !r->down) {
         return 0;
     }
-    c[0].dev = r->dev + k * r->slice;
+    c[0].dev = (!up && NULL != r->src ? (char *) r->src : r->dev) + k * r->slice;
     c[0].slot_off = 0;
     c[0].len = gpu_slice_len(r->bytes, r->slice, k);
     return 1;
@@ -56,9 +57,9 @@ static gpu_status_t gpu_hier_range(gpu_hier_t *h, gpu_range_t *r)
     gpu_hier_stage_t s = { .copies = gpu_range_copies, .net = gpu_range_net, .arg = r };
 
     if (0 == r->bytes || h->nnodes < 2) {
-        return GPU_OK;
+        return NULL != r->src ? gpu_hier_d2d(h, r->dev, r->src, r->bytes) : GPU_OK;
     }
-    r->slice = h->p.slot_bytes / esz * esz;
+    r->slice = gpu_hier_slice(h, r->bytes, esz);
     s.nslices = (r->bytes + r->slice - 1) / r->slice;
     gpu_hier_group(h, &g);
     return gpu_hier_pipeline(h, &g, &s);
@@ -123,14 +124,16 @@ gpu_status_t gpu_hier_allreduce(gpu_hier_t *h, const void *in, void *out, size_t
             h->off[q] = count * (size_t) q / (size_t) L * esz;
             h->len[q] = count * (size_t) (q + 1) / (size_t) L * esz - h->off[q];
         }
+        /* one rank a node: the slices go from in to out through the slots */
         st = L > 1 ? gpu_hier_intra(h, "hier allreduce: intra reduce-scatter",
                                     gpu_plan_reduce_scatterv(&h->plan, h->local, L, in,
                                                              (char *) out + h->off[h->local],
                                                              h->len, h->off), op, dt)
-                   : gpu_hier_d2d(h, out, in, bytes);
+                   : GPU_OK;
         if (GPU_OK == st) {
             gpu_members_rail(h, h->local);
             r.dev = (char *) out + h->off[h->local];
+            r.src = 1 == L && in != out ? in : NULL;
             r.bytes = h->len[h->local];
             st = gpu_hier_range(h, &r);
         }
@@ -146,10 +149,11 @@ gpu_status_t gpu_hier_allreduce(gpu_hier_t *h, const void *in, void *out, size_t
                                 gpu_plan_reduce(&h->plan, h->local, L, 0,
                                                 (in == out && 0 == h->local) ? NULL : in, out,
                                                 bytes), op, dt)
-               : gpu_hier_d2d(h, out, in, bytes);
+               : GPU_OK;
     if (GPU_OK == st && 0 == h->local) {
         gpu_members_leaders(h, -1);
         r.dev = out;
+        r.src = 1 == L && in != out ? in : NULL;
         st = gpu_hier_range(h, &r);
     }
     if (GPU_OK == st && L > 1) {
@@ -245,23 +249,30 @@ static int gpu_gather_copies(void *arg, size_t k, int up, gpu_hier_copy_t *c)
     return n;
 }
 
+/* the node blocks of a slice of sl bytes per rank into goff/glen[which] */
+static void gpu_gather_blocks(gpu_hier_t *h, int which, size_t sl)
+{
+    size_t pos = 0;
+    for (int j = 0; j < h->nnodes; ++j) {
+        h->goff[which][j] = pos;
+        h->glen[which][j] = (size_t) h->node_size[j] * sl;
+        pos += h->glen[which][j];
+    }
+}
+
+/* read-only: channels run several slices at once */
 static gpu_status_t gpu_gather_net(void *arg, size_t k, char *slot, gpu_inter_group_t *g)
 {
     gpu_gather_t *a = arg;
     gpu_hier_t *h = a->h;
-    const size_t sl = gpu_slice_len(a->blk, a->s, k);
-    size_t pos = 0;
-    for (int j = 0; j < h->nnodes; ++j) {
-        h->off[j] = pos;
-        h->len[j] = (size_t) h->node_size[j] * sl;
-        pos += h->len[j];
-    }
-    return gpu_inter_allgatherv(g, slot, h->off, h->len);
+    const int last = a->s != gpu_slice_len(a->blk, a->s, k);
+    return gpu_inter_allgatherv(g, slot, h->goff[last], h->glen[last]);
 }
 
 gpu_status_t gpu_hier_allgather(gpu_hier_t *h, const void *in, void *out, size_t bytes)
 {
-    gpu_gather_t a = { .h = h, .out = out, .blk = bytes, .s = h->p.slot_bytes / (size_t) h->nranks };
+    gpu_gather_t a = { .h = h, .out = out, .blk = bytes,
+                       .s = gpu_hier_slice(h, bytes * (size_t) h->nranks, 1) / (size_t) h->nranks };
     gpu_hier_stage_t s = { .copies = gpu_gather_copies, .net = gpu_gather_net, .arg = &a };
     const int L = h->lsize;
     gpu_inter_group_t g;
@@ -286,6 +297,8 @@ gpu_status_t gpu_hier_allgather(gpu_hier_t *h, const void *in, void *out, size_t
         gpu_members_leaders(h, -1);
         gpu_hier_group(h, &g);
         s.nslices = (bytes + a.s - 1) / a.s;
+        gpu_gather_blocks(h, 0, a.s);
+        gpu_gather_blocks(h, 1, gpu_slice_len(bytes, a.s, s.nslices - 1));
         st = gpu_hier_pipeline(h, &g, &s);
     }
     if (GPU_OK == st && L > 1) {

@@ -10,11 +10,18 @@
 #include "hier/gpu_hier.h"
 
 #define GPU_HIER_MAX_SLOTS 16
+#define GPU_HIER_MAX_CHANNELS 8
+
+typedef struct gpu_hier_chan gpu_hier_chan_t;
 
 struct gpu_hier {
     gpu_engine_comm_t *intra;
     const gpu_net_ops_t *net_ops;
     gpu_net_t *net;
+    gpu_net_t *chan_net[GPU_HIER_MAX_CHANNELS];   /* channel i's endpoints; [0] is net */
+    int nchan;               /* channel threads; 1: the calling thread does it all */
+    gpu_hier_chan_t *chan;
+    int broken;              /* a channel never left its network step */
     int direct;
     gpu_hier_params_t p;
     int rank, nranks, nnodes, node, local, lsize, even, max_lsize;
@@ -22,10 +29,13 @@ struct gpu_hier {
     int *rank_at;            /* [node * max_lsize + local] -> rank */
     int *members;            /* a group: nnodes ranks */
     size_t *off, *len;       /* per member or per rank, scratch for plans and groups */
+    size_t *goff[2], *glen[2];   /* allgather node blocks of a full and of the last slice */
     struct gpu_hier_copy *cbuf;   /* nranks + 1 copies: one slice's list */
-    cudaStream_t stream;
+    cudaStream_t stream;     /* device steps and copies into the slots */
+    cudaStream_t up_stream;  /* copies out of the slots */
     cudaEvent_t legacy_ev;
-    cudaEvent_t slot_ev[GPU_HIER_MAX_SLOTS];
+    cudaEvent_t slot_ev[GPU_HIER_MAX_SLOTS];   /* a slot's copy in done */
+    cudaEvent_t up_ev[GPU_HIER_MAX_SLOTS];     /* a slot's copy out done */
     char *slots;             /* nslots * slot_bytes: pinned host, or device when direct */
     char *fold;              /* slot_bytes of fold space, same memory as slots */
     char *dvec;              /* device temporary for reduce / reduce_scatter */
@@ -56,6 +66,18 @@ typedef struct {
 /* a group of one rank per node (members[node]) for this call */
 void gpu_hier_group(gpu_hier_t *h, gpu_inter_group_t *g);
 gpu_status_t gpu_hier_pipeline(gpu_hier_t *h, gpu_inter_group_t *g, const gpu_hier_stage_t *s);
+/* the same on the channel threads (gpu_hier_chan.c) */
+gpu_status_t gpu_hier_pipeline_chan(gpu_hier_t *h, gpu_inter_group_t *g,
+                                    const gpu_hier_stage_t *s);
+gpu_status_t gpu_hier_chan_start(gpu_hier_t *h);
+void gpu_hier_chan_stop(gpu_hier_t *h);
+/* queue slice k's copies into its slot (then its slot event) and out of it;
+ * end: wait for both */
+gpu_status_t gpu_hier_stage_down(gpu_hier_t *h, const gpu_hier_stage_t *s, size_t k);
+gpu_status_t gpu_hier_stage_up(gpu_hier_t *h, const gpu_hier_stage_t *s, size_t k);
+gpu_status_t gpu_hier_stage_end(gpu_hier_t *h);
+/* slice length of the pipeline for a message of bytes in esz-byte elements */
+size_t gpu_hier_slice(const gpu_hier_t *h, size_t bytes, size_t esz);
 /* order after the application's legacy-stream work; start a call */
 gpu_status_t gpu_hier_begin(gpu_hier_t *h);
 gpu_status_t gpu_hier_sync(gpu_hier_t *h, const char *what);

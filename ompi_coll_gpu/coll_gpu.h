@@ -106,6 +106,7 @@ typedef struct mca_coll_gpu_component_t {
     int kind_test_device;
     unsigned long net_slot_bytes;
     int net_slots;
+    int net_channels;
     int net_direct;
     int net_algorithm;
     double net_latency_us;
@@ -153,6 +154,8 @@ typedef struct mca_coll_gpu_module_t {
     ompi_communicator_t *node_comm;   /* my node's ranks */
     gpu_engine_comm_t *node_engine;
     struct gpu_net *net;
+    struct gpu_net **nets;            /* one per channel, nets[0] == net */
+    int nnets;
     struct gpu_hier *hier;
     /* nonblocking device calls, run one at a time in start order (their
      * host exchanges match in order); a blocking device call waits for

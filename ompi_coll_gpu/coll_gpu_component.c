@@ -92,6 +92,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .kind_test_device = 0,
     .net_slot_bytes = 4ul * 1024 * 1024,
     .net_slots = 4,
+    .net_channels = 4,
     .net_direct = -1,
     .net_algorithm = 0,
     .net_latency_us = 10.0,
@@ -353,6 +354,11 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("net_slots", "Inter-node pipeline slices in flight (1-16): copies of the "
                      "next slices overlap the network work on the current one",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->net_slots);
+    mca_coll_gpu_reg("net_channels", "Threads that move and fold slices of one staged "
+                     "inter-node collective at once (1-8), each with UCX endpoints of its own; "
+                     "capped by the CPUs the process may run on (bind ranks to a socket or NUMA "
+                     "node, not a core, to use them); 1: the calling thread does it all",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->net_channels);
     mca_coll_gpu_reg("net_direct", "Device memory straight to UCX (GPUDirect RDMA): -1 when "
                      "every rank's UCX reports CUDA support, 0 never (stage through pinned host "
                      "memory), 1 required (otherwise device collectives across nodes are staged "

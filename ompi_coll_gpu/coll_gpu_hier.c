@@ -6,6 +6,7 @@
  */
 #include "ompi_config.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +61,14 @@ void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m)
 {
 #if GPUCOLL_HAVE_UCX
     gpu_hier_destroy(m->hier);
+    for (int i = 1; i < m->nnets; ++i) {
+        gpu_ucx_destroy(m->nets[i]);
+    }
     gpu_ucx_destroy(m->net);
 #endif
+    free(m->nets);
+    m->nets = NULL;
+    m->nnets = 0;
     m->hier = NULL;
     m->net = NULL;
     gpu_engine_comm_destroy(m->node_engine);
@@ -129,18 +136,18 @@ static gpu_status_t mca_coll_gpu_comm_allgather(void *ctx, const void *sbuf, voi
 
 static const gpu_boot_ops_t mca_coll_gpu_comm_boot = { .allgather = mca_coll_gpu_comm_allgather };
 
-/* all ranks agree that every rank succeeded (bounded: a rank that never
- * comes counts as a failure) */
-static int mca_coll_gpu_all_ok(mca_coll_gpu_module_t *m, int ok)
+/* the least of every rank's value, -1 where the exchange failed (bounded:
+ * a rank that never comes counts as a failure) */
+static int mca_coll_gpu_least(mca_coll_gpu_module_t *m, int mine)
 {
-    int *v = malloc(2 * sizeof(int));
+    int *v = malloc(2 * sizeof(int)), least;
     ompi_request_t *req = MPI_REQUEST_NULL;
     gpu_status_t st;
 
     if (NULL == v) {
-        return 0;
+        return -1;
     }
-    v[0] = ok;
+    v[0] = mine;
     if (MPI_SUCCESS != m->prev.coll_iallreduce(v, v + 1, 1, MPI_INT, MPI_MIN, m->comm, &req,
                                                m->prev.coll_iallreduce_module)) {
         free(v);
@@ -148,11 +155,29 @@ static int mca_coll_gpu_all_ok(mca_coll_gpu_module_t *m, int ok)
     }
     st = mca_coll_gpu_setup_wait(&req, m->comm, "agreement");
     if (GPU_ERR_TIMEOUT == st) {
-        return 0;   /* v stays with the request */
+        return -1;   /* v stays with the request */
     }
-    ok = GPU_OK == st && v[1];
+    least = GPU_OK == st ? v[1] : -1;
     free(v);
-    return ok;
+    return least;
+}
+
+/* all ranks agree that every rank succeeded */
+static int mca_coll_gpu_all_ok(mca_coll_gpu_module_t *m, int ok)
+{
+    return mca_coll_gpu_least(m, 0 != ok) > 0;
+}
+
+/* channel threads this rank can run: the parameter, capped by its CPUs */
+static int mca_coll_gpu_channels_wanted(void)
+{
+    int want = mca_coll_gpu_component.net_channels;
+    cpu_set_t set;
+    want = want < 1 ? 1 : (want > GPU_UCX_MAX_CHANNELS ? GPU_UCX_MAX_CHANNELS : want);
+    if (0 == sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) < want) {
+        want = CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+    }
+    return want;
 }
 
 static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of, uint64_t host)
@@ -166,6 +191,7 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
                                  .node_of = node_of };
     char rail[128];
     gpu_status_t st_engine, st_net;
+    int nchan;
 
     /* Open MPI's split has no timeout: it starts only once a bounded
      * agreement has shown every rank here (one that timed out in the
@@ -203,9 +229,25 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     up.direct = c->net_direct;
     up.comm_id = mca_coll_gpu_comm_id(m->comm);
     up.host_id = host;
+    up.channel = 0;
     st_net = gpu_ucx_create(&mca_coll_gpu_comm_boot, m->comm, rank, layout.nranks, &up, &m->net);
     if (GPU_OK != st_net) {
         m->net = NULL;
+    }
+    /* the other channels' endpoints, as many as every rank can drive */
+    nchan = mca_coll_gpu_least(m, GPU_OK == st_net ? mca_coll_gpu_channels_wanted() : 0);
+    m->nets = calloc((size_t) (nchan > 1 ? nchan : 1), sizeof(*m->nets));
+    if (nchan < 1 || NULL == m->nets) {
+        st_net = GPU_ERR_NO_MEMORY;
+    } else {
+        m->nets[0] = m->net;
+        m->nnets = 1;
+    }
+    for (int i = 1; GPU_OK == st_net && i < nchan; ++i) {
+        up.channel = i;
+        st_net = gpu_ucx_create(&mca_coll_gpu_comm_boot, m->comm, rank, layout.nranks, &up,
+                                &m->nets[i]);
+        m->nnets += GPU_OK == st_net;
     }
     if (GPU_OK != st_engine) {
         m->node_engine = NULL;
@@ -225,9 +267,10 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     hp.algo = 1 == c->net_algorithm ? GPU_INTER_RING
               : 2 == c->net_algorithm ? GPU_INTER_RD : GPU_INTER_AUTO;
     hp.order_legacy = MCA_COLL_GPU_ORDER_EVERY_CALL == c->stream_order;
-    if (!mca_coll_gpu_all_ok(m, GPU_OK == gpu_hier_create(m->node_engine, &gpu_ucx_net_ops, m->net,
-                                                          gpu_ucx_direct(m->net), &layout, &hp,
-                                                          &m->hier))) {
+    hp.channels = m->nnets;
+    if (!mca_coll_gpu_all_ok(m, GPU_OK == gpu_hier_create(m->node_engine, &gpu_ucx_net_ops,
+                                                          m->nets, gpu_ucx_direct(m->net),
+                                                          &layout, &hp, &m->hier))) {
         return 0;
     }
     if (0 == rank) {

@@ -108,6 +108,8 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->node_comm = NULL;
     m->node_engine = NULL;
     m->net = NULL;
+    m->nets = NULL;
+    m->nnets = 0;
     m->hier = NULL;
     m->q_head = m->q_tail = NULL;
     m->setup = NULL;

@@ -9,13 +9,14 @@
 
 #include "util/gpu_clock.h"
 
-/* the process-wide UCP context and worker, shared by communicators */
+/* the process-wide UCP context and its workers, one per channel, shared by
+ * communicators; a channel's worker is made when a communicator first asks */
 static struct {
     int refs;
     ucp_context_h ctx;
-    ucp_worker_h worker;
-    ucp_address_t *addr;
-    size_t addr_len;
+    ucp_worker_h worker[GPU_UCX_MAX_CHANNELS];
+    ucp_address_t *addr[GPU_UCX_MAX_CHANNELS];
+    size_t addr_len[GPU_UCX_MAX_CHANNELS];
     int cuda;                 /* UCX takes CUDA memory */
     char rail[128];
 } gpu_ucx_proc;
@@ -30,6 +31,7 @@ struct gpu_net {
     char *addrs;              /* nranks worker addresses, addr_stride apart */
     ucp_ep_h *eps;            /* created at first use */
     ucs_status_t *ep_status;  /* set by the error handler */
+    ucp_worker_h worker;      /* this channel's */
     uint64_t *hosts;          /* host of each rank */
     char desc[256];
 };
@@ -52,11 +54,36 @@ typedef struct {
         }                                                                                  \
     } while (0)
 
+/* the worker of channel c, made on first use */
+static gpu_status_t gpu_ucx_proc_worker(int c)
+{
+    ucp_worker_params_t wp;
+    gpu_status_t st = GPU_OK;
+
+    if (NULL != gpu_ucx_proc.worker[c]) {
+        return GPU_OK;
+    }
+    memset(&wp, 0, sizeof(wp));
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    /* each worker is driven by one thread at a time (a call's own thread or
+     * one channel thread of it) */
+    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    GPU_UCX_CHECK(ucp_worker_create(gpu_ucx_proc.ctx, &wp, &gpu_ucx_proc.worker[c]), err_out);
+    GPU_UCX_CHECK(ucp_worker_get_address(gpu_ucx_proc.worker[c], &gpu_ucx_proc.addr[c],
+                                         &gpu_ucx_proc.addr_len[c]), err_worker);
+    return GPU_OK;
+
+err_worker:
+    ucp_worker_destroy(gpu_ucx_proc.worker[c]);
+    gpu_ucx_proc.worker[c] = NULL;
+err_out:
+    return st;
+}
+
 static gpu_status_t gpu_ucx_proc_init(const gpu_ucx_params_t *p)
 {
     ucp_config_t *config = NULL;
     ucp_params_t prm;
-    ucp_worker_params_t wp;
     ucp_context_attr_t attr;
     gpu_status_t st = GPU_OK;
 
@@ -72,26 +99,21 @@ static gpu_status_t gpu_ucx_proc_init(const gpu_ucx_params_t *p)
         snprintf(gpu_ucx_proc.rail, sizeof(gpu_ucx_proc.rail), "%s", p->net_devices);
     }
     memset(&prm, 0, sizeof(prm));
-    prm.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
+    prm.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME |
+                     UCP_PARAM_FIELD_MT_WORKERS_SHARED;
     prm.features = UCP_FEATURE_TAG;
     prm.name = "coll_gpu";
+    /* channel workers run on threads of their own at once */
+    prm.mt_workers_shared = 1;
     GPU_UCX_CHECK(ucp_init(&prm, config, &gpu_ucx_proc.ctx), err_config);
     memset(&attr, 0, sizeof(attr));
     attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
     GPU_UCX_CHECK(ucp_context_query(gpu_ucx_proc.ctx, &attr), err_ctx);
     gpu_ucx_proc.cuda = 0 != (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA));
-    memset(&wp, 0, sizeof(wp));
-    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
-    GPU_UCX_CHECK(ucp_worker_create(gpu_ucx_proc.ctx, &wp, &gpu_ucx_proc.worker), err_ctx);
-    GPU_UCX_CHECK(ucp_worker_get_address(gpu_ucx_proc.worker, &gpu_ucx_proc.addr,
-                                         &gpu_ucx_proc.addr_len), err_worker);
     ucp_config_release(config);
     gpu_ucx_proc.refs = 1;
     return GPU_OK;
 
-err_worker:
-    ucp_worker_destroy(gpu_ucx_proc.worker);
 err_ctx:
     ucp_cleanup(gpu_ucx_proc.ctx);
 err_config:
@@ -105,8 +127,12 @@ static void gpu_ucx_proc_fini(void)
     if (gpu_ucx_proc.refs <= 0 || --gpu_ucx_proc.refs > 0) {
         return;
     }
-    ucp_worker_release_address(gpu_ucx_proc.worker, gpu_ucx_proc.addr);
-    ucp_worker_destroy(gpu_ucx_proc.worker);
+    for (int c = 0; c < GPU_UCX_MAX_CHANNELS; ++c) {
+        if (NULL != gpu_ucx_proc.worker[c]) {
+            ucp_worker_release_address(gpu_ucx_proc.worker[c], gpu_ucx_proc.addr[c]);
+            ucp_worker_destroy(gpu_ucx_proc.worker[c]);
+        }
+    }
     ucp_cleanup(gpu_ucx_proc.ctx);
     memset(&gpu_ucx_proc, 0, sizeof(gpu_ucx_proc));
 }
@@ -119,14 +145,19 @@ gpu_status_t gpu_ucx_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int 
     char *pad = NULL;
     size_t stride = 0;
     gpu_status_t st, local;
-    int i, all_cuda = 1;
+    const int chan = p->channel;
+    int i, all_cuda = 1, inited;
 
     memset(&mine, 0, sizeof(mine));
-    local = gpu_ucx_proc_init(p);
+    local = chan < 0 || chan >= GPU_UCX_MAX_CHANNELS ? GPU_ERR_INVALID : gpu_ucx_proc_init(p);
+    inited = GPU_OK == local;
+    if (inited) {
+        local = gpu_ucx_proc_worker(chan);
+    }
     mine.status = (int32_t) local;
     mine.host = p->host_id;
     if (GPU_OK == local) {
-        mine.addr_len = gpu_ucx_proc.addr_len;
+        mine.addr_len = gpu_ucx_proc.addr_len[chan];
         mine.cuda = gpu_ucx_proc.cuda;
     }
     hdrs = calloc((size_t) nranks, sizeof(*hdrs));
@@ -163,7 +194,7 @@ gpu_status_t gpu_ucx_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int 
         st = GPU_ERR_NO_MEMORY;
         goto err_free;
     }
-    memcpy(pad, gpu_ucx_proc.addr, gpu_ucx_proc.addr_len);
+    memcpy(pad, gpu_ucx_proc.addr[chan], gpu_ucx_proc.addr_len[chan]);
     if (GPU_OK != ops->allgather(ctx, pad, n->addrs, stride)) {
         st = GPU_ERR_BOOTSTRAP;
         goto err_free;
@@ -179,6 +210,7 @@ gpu_status_t gpu_ucx_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int 
     }
     n->rank = rank;
     n->nranks = nranks;
+    n->worker = gpu_ucx_proc.worker[chan];
     n->cid = p->comm_id;
     n->timeout_s = p->timeout_s > 0 ? p->timeout_s : 60.0;
     n->direct = all_cuda && 0 != p->direct;
@@ -201,21 +233,21 @@ err_free:
     free(pad);
     free(n);
     free(hdrs);
-    if (GPU_OK == local) {
+    if (inited) {
         gpu_ucx_proc_fini();
     }
     return st;
 }
 
 /* wait a bounded time for a request (close, cancel) to finish */
-static void gpu_ucx_drain(void *req, double limit_s)
+static void gpu_ucx_drain(ucp_worker_h w, void *req, double limit_s)
 {
     const double deadline = gpu_clock_now() + limit_s;
     if (NULL == req || UCS_PTR_IS_ERR(req)) {
         return;
     }
     while (UCS_INPROGRESS == ucp_request_check_status(req) && gpu_clock_now() < deadline) {
-        ucp_worker_progress(gpu_ucx_proc.worker);
+        ucp_worker_progress(w);
     }
     ucp_request_free(req);
 }
@@ -234,7 +266,7 @@ void gpu_ucx_destroy(gpu_net_t *n)
     rp.flags = UCP_EP_CLOSE_FLAG_FORCE;
     for (i = 0; i < n->nranks; ++i) {
         if (NULL != n->eps[i]) {
-            gpu_ucx_drain(ucp_ep_close_nbx(n->eps[i], &rp), 1.0);
+            gpu_ucx_drain(n->worker, ucp_ep_close_nbx(n->eps[i], &rp), 1.0);
         }
     }
     free(n->hosts);
@@ -290,7 +322,7 @@ static gpu_status_t gpu_ucx_ep(gpu_net_t *n, int peer, ucp_ep_h *ep)
             prm.field_mask &= ~(uint64_t) (UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                                            UCP_EP_PARAM_FIELD_ERR_HANDLER);
         }
-        GPU_UCX_CHECK(ucp_ep_create(gpu_ucx_proc.worker, &prm, &n->eps[peer]), err_out);
+        GPU_UCX_CHECK(ucp_ep_create(n->worker, &prm, &n->eps[peer]), err_out);
     }
     *ep = n->eps[peer];
 err_out:
@@ -344,7 +376,7 @@ static gpu_status_t gpu_ucx_irecv(gpu_net_t *n, int peer, void *buf, size_t len,
     rp.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     rp.memory_type = GPU_NET_MEM_CUDA == mem ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST;
     return gpu_ucx_post(n, peer, len, req, 1,
-                        ucp_tag_recv_nbx(gpu_ucx_proc.worker, buf, len, gpu_ucx_tag(n, peer, tag),
+                        ucp_tag_recv_nbx(n->worker, buf, len, gpu_ucx_tag(n, peer, tag),
                                          (ucp_tag_t) -1, &rp));
 }
 
@@ -379,12 +411,11 @@ static void gpu_ucx_cancel_all(gpu_net_t *n, gpu_net_req_t *reqs, int nreqs)
 {
     for (int i = 0; i < nreqs; ++i) {
         if (NULL != reqs[i].handle) {
-            ucp_request_cancel(gpu_ucx_proc.worker, reqs[i].handle);
-            gpu_ucx_drain(reqs[i].handle, 1.0);
+            ucp_request_cancel(n->worker, reqs[i].handle);
+            gpu_ucx_drain(n->worker, reqs[i].handle, 1.0);
             reqs[i].handle = NULL;
         }
     }
-    (void) n;
 }
 
 static gpu_status_t gpu_ucx_waitall(gpu_net_t *n, gpu_net_req_t *reqs, int nreqs,
@@ -396,7 +427,7 @@ static gpu_status_t gpu_ucx_waitall(gpu_net_t *n, gpu_net_req_t *reqs, int nreqs
     int pending = nreqs, i;
 
     while (pending > 0) {
-        if (0 != ucp_worker_progress(gpu_ucx_proc.worker)) {
+        if (0 != ucp_worker_progress(n->worker)) {
             idle_since = gpu_clock_now();
             sleep_ns = 10000;
         }

@@ -2,10 +2,14 @@
  * UCX transport for the inter-node stage.
  *
  * Design:
- * - One UCP context and worker per process, shared by every communicator
- *   (reference counted).  A communicator owns only its endpoint table,
- *   created lazily from the worker addresses its ranks exchanged over the
- *   communicator's own host allgather (util/gpu_boot.h).
+ * - One UCP context per process and one worker per channel, shared by
+ *   every communicator (reference counted).  A communicator owns only an
+ *   endpoint table per channel, created lazily from the worker addresses
+ *   its ranks exchanged over the communicator's own host allgather
+ *   (util/gpu_boot.h).  Channels exist so that several threads can move
+ *   and fold slices of one collective at once (hier/gpu_hier_chan.c): over
+ *   shared memory or TCP each transfer is a copy by one core, so one worker
+ *   caps a collective at one core's copy rate.
  * - Tagged messaging (ucp_tag_send_nbx/recv_nbx): the collectives are
  *   sequences of matched pairwise transfers of known length, which is what
  *   tag matching expresses; UCX picks eager or rendezvous (zero-copy get)
@@ -42,11 +46,15 @@ typedef struct {
     uint16_t comm_id;          /* same on every rank; distinct per live communicator */
     uint64_t host_id;          /* equal on ranks of one host (peer failure detection
                                   is asked for between hosts only) */
+    int channel;               /* worker: 0..GPU_UCX_MAX_CHANNELS-1, same on every rank */
 } gpu_ucx_params_t;
+
+#define GPU_UCX_MAX_CHANNELS 8
 
 extern const gpu_net_ops_t gpu_ucx_net_ops;
 
-/* Collective over the bootstrap's ranks. */
+/* Collective over the bootstrap's ranks.  The returned endpoints are
+ * driven by one thread at a time. */
 gpu_status_t gpu_ucx_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int nranks,
                             const gpu_ucx_params_t *p, gpu_net_t **out);
 void gpu_ucx_destroy(gpu_net_t *n);
