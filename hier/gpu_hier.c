@@ -351,8 +351,11 @@ size_t gpu_hier_slice(const gpu_hier_t *h, size_t bytes, size_t esz)
     if (1 == chans) {
         return most;
     }
-    /* two slices per channel at least, none below 64 KiB (per-message costs) */
-    want = (bytes + 2 * chans - 1) / (2 * chans);
+    /* eight slices per channel, so every channel has its next slice staged
+     * while it works (2x H100, 64 MiB over UCX shared memory, 8 channels:
+     * 1 MiB slices 14.9 GB/s, 4 MiB 11.6), none below 64 KiB (per-message
+     * costs) */
+    want = (bytes + 8 * chans - 1) / (8 * chans);
     want = want < 65536 ? 65536 : want;
     want = (want + 64 * esz - 1) / (64 * esz) * (64 * esz);
     return want < most ? want : most;
