@@ -351,12 +351,13 @@ size_t gpu_hier_slice(const gpu_hier_t *h, size_t bytes, size_t esz)
     if (1 == chans) {
         return most;
     }
-    /* eight slices per channel, so every channel has its next slice staged
-     * while it works (2x H100, 64 MiB over UCX shared memory, 8 channels:
-     * 1 MiB slices 14.9 GB/s, 4 MiB 11.6), none below 64 KiB (per-message
-     * costs) */
-    want = (bytes + 8 * chans - 1) / (8 * chans);
-    want = want < 65536 ? 65536 : want;
+    /* four slices per channel, so every channel has its next slice staged
+     * while it works, none below 256 KiB: a slice costs about 30 us of
+     * messages whatever its size (2x H100, UCX shared memory, 8 channels:
+     * 64 MiB in 1 MiB slices 14.9-17.6 GB/s, in 4 MiB 11.1-12.4; 4 MiB in
+     * 64 KiB slices 4.0 GB/s, in 256 KiB 5.0-5.6) */
+    want = (bytes + 4 * chans - 1) / (4 * chans);
+    want = want < 262144 ? 262144 : want;
     want = (want + 64 * esz - 1) / (64 * esz) * (64 * esz);
     return want < most ? want : most;
 }
@@ -367,7 +368,9 @@ gpu_status_t gpu_hier_pipeline(gpu_hier_t *h, gpu_inter_group_t *g, const gpu_hi
     gpu_status_t st = GPU_OK;
     size_t k;
 
-    if (h->nchan > 1) {
+    /* one slice: no hand-over to a thread that may be asleep (every rank
+     * sees the same count; channel 0's endpoints are the calling thread's) */
+    if (h->nchan > 1 && s->nslices > 1) {
         return gpu_hier_pipeline_chan(h, g, s);
     }
     /* fill the ring: slices 0..ns-1 on their way down */
