@@ -93,6 +93,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .net_slot_bytes = 4ul * 1024 * 1024,
     .net_slots = 4,
     .net_channels = 8,
+    .net_rndv_thresh = 65536,
     .net_direct = -1,
     .net_algorithm = 0,
     .net_latency_us = 10.0,
@@ -359,6 +360,11 @@ static int mca_coll_gpu_register(void)
                      "capped by the CPUs the process may run on (bind ranks to a socket or NUMA "
                      "node, not a core, to use them); 1: the calling thread does it all",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->net_channels);
+    mca_coll_gpu_reg("net_rndv_thresh", "Bytes from which the inter-node stage's UCX messages "
+                     "use rendezvous (UCX RNDV_THRESH of coll/gpu's own UCX context; the "
+                     "environment's UCX_RNDV_THRESH wins); below it they are sent eagerly from the "
+                     "pinned slots; 0: UCX's own threshold", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+                     OPAL_INFO_LVL_6, &c->net_rndv_thresh);
     mca_coll_gpu_reg("net_direct", "Device memory straight to UCX (GPUDirect RDMA): -1 when "
                      "every rank's UCX reports CUDA support, 0 never (stage through pinned host "
                      "memory), 1 required (otherwise device collectives across nodes are staged "

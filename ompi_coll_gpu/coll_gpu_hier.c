@@ -229,6 +229,7 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     up.direct = c->net_direct;
     up.comm_id = mca_coll_gpu_comm_id(m->comm);
     up.host_id = host;
+    up.rndv_thresh = c->net_rndv_thresh;
     up.channel = 0;
     st_net = gpu_ucx_create(&mca_coll_gpu_comm_boot, m->comm, rank, layout.nranks, &up, &m->net);
     if (GPU_OK != st_net) {

@@ -98,6 +98,15 @@ static gpu_status_t gpu_ucx_proc_init(const gpu_ucx_params_t *p)
         GPU_UCX_CHECK(ucp_config_modify(config, "NET_DEVICES", p->net_devices), err_config);
         snprintf(gpu_ucx_proc.rail, sizeof(gpu_ucx_proc.rail), "%s", p->net_devices);
     }
+    /* Staged slices are sent from pinned bounce slots: below the threshold
+     * they go eagerly, without rendezvous's extra round trip (over TCP on
+     * 2x H100 an 8 KiB allreduce took 98 us with UCX's threshold, 30 us
+     * with 64 KiB).  The user's UCX_RNDV_THRESH wins. */
+    if (p->rndv_thresh > 0 && NULL == getenv("UCX_RNDV_THRESH")) {
+        char v[32];
+        snprintf(v, sizeof(v), "%zu", p->rndv_thresh);
+        GPU_UCX_CHECK(ucp_config_modify(config, "RNDV_THRESH", v), err_config);
+    }
     memset(&prm, 0, sizeof(prm));
     prm.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME |
                      UCP_PARAM_FIELD_MT_WORKERS_SHARED;

@@ -47,6 +47,7 @@ typedef struct {
     uint64_t host_id;          /* equal on ranks of one host (peer failure detection
                                   is asked for between hosts only) */
     int channel;               /* worker: 0..GPU_UCX_MAX_CHANNELS-1, same on every rank */
+    size_t rndv_thresh;        /* UCX RNDV_THRESH unless UCX_RNDV_THRESH is set; 0: UCX's */
 } gpu_ucx_params_t;
 
 #define GPU_UCX_MAX_CHANNELS 8
