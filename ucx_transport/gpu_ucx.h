@@ -22,7 +22,7 @@
  * - Rails: the caller names the NIC nearest this process's GPU (from the
  *   topology plan); it becomes UCX's NET_DEVICES unless the user set
  *   UCX_NET_DEVICES, so each local GPU drives its own NIC.
- * - Progress: only while a collective waits.  The wait spins briefly, then
+ * - Progress: only while a collective waits.  The wait spins (2 ms), then
  *   backs off with sleeps, so an idle or long wait does not burn a core.
  *   Endpoints between hosts use peer error handling: a failed peer
  *   completes its requests with an error, reported with the peer's rank.
