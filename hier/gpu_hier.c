@@ -148,7 +148,7 @@ gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_
     }
     h->p.nslots = h->p.nslots > GPU_HIER_MAX_SLOTS ? GPU_HIER_MAX_SLOTS : h->p.nslots;
     /* a slot holds whole elements of every type and a slice of every rank's block */
-    slot = (p->slot_bytes < 65536 ? 65536 : p->slot_bytes) / 64 * 64;
+    slot = gpu_hier_slot_bytes(p->slot_bytes);
     h->p.slot_bytes = slot;
     h->p.timeout_s = p->timeout_s > 0 ? p->timeout_s : 60.0;
     st = gpu_hier_layout(h, layout);
@@ -234,8 +234,23 @@ const char *gpu_hier_describe(const gpu_hier_t *h)
     return h->desc;
 }
 
+void gpu_hier_model_of(const gpu_hier_t *h, gpu_hier_model_t *m)
+{
+    m->nnodes = h->nnodes;
+    m->nranks = h->nranks;
+    m->lsize = h->lsize;
+    m->even = h->even;
+    m->slot_bytes = h->p.slot_bytes;
+    m->nchan = h->nchan;
+    m->alpha_s = h->p.alpha_s;
+    m->beta_Bps = h->p.beta_Bps;
+    m->algo = h->p.algo;
+}
+
 void gpu_hier_group(gpu_hier_t *h, gpu_inter_group_t *g)
 {
+    gpu_hier_model_t m;
+
     memset(g, 0, sizeof(*g));
     g->net = h->net_ops;
     g->conn = h->net;
@@ -246,12 +261,9 @@ void gpu_hier_group(gpu_hier_t *h, gpu_inter_group_t *g)
     g->red = h->direct ? &gpu_hier_red_device : &gpu_hier_red_host;
     g->red_ctx = h;
     g->tmp = h->fold;
-    g->tmp_bytes = h->p.slot_bytes;
-    g->piece = h->p.slot_bytes / 4;
     g->tag = (h->seq & 0xffff) << 16;
-    g->alpha_s = h->p.alpha_s;
-    g->beta_Bps = h->p.beta_Bps;
-    g->algo = h->p.algo;
+    gpu_hier_model_of(h, &m);
+    gpu_hier_group_model(&m, g);
 }
 
 gpu_status_t gpu_hier_begin(gpu_hier_t *h)
@@ -346,20 +358,9 @@ gpu_status_t gpu_hier_stage_end(gpu_hier_t *h)
 
 size_t gpu_hier_slice(const gpu_hier_t *h, size_t bytes, size_t esz)
 {
-    const size_t most = h->p.slot_bytes / esz * esz, chans = (size_t) h->nchan;
-    size_t want;
-    if (1 == chans) {
-        return most;
-    }
-    /* four slices per channel, so every channel has its next slice staged
-     * while it works, none below 256 KiB: a slice costs about 30 us of
-     * messages whatever its size (2x H100, UCX shared memory, 8 channels:
-     * 64 MiB in 1 MiB slices 14.9-17.6 GB/s, in 4 MiB 11.1-12.4; 4 MiB in
-     * 64 KiB slices 4.0 GB/s, in 256 KiB 5.0-5.6) */
-    want = (bytes + 4 * chans - 1) / (4 * chans);
-    want = want < 262144 ? 262144 : want;
-    want = (want + 64 * esz - 1) / (64 * esz) * (64 * esz);
-    return want < most ? want : most;
+    gpu_hier_model_t m;
+    gpu_hier_model_of(h, &m);
+    return gpu_hier_slice_len(&m, bytes, esz);
 }
 
 gpu_status_t gpu_hier_pipeline(gpu_hier_t *h, gpu_inter_group_t *g, const gpu_hier_stage_t *s)

@@ -14,7 +14,10 @@
  * leaders' allreduce, intra-node bcast.  Bcast and Reduce go through node
  * leaders (the root leads its node); Allgather gathers within nodes,
  * exchanges node blocks between leaders and broadcasts within nodes;
- * Reduce_scatter_block is the allreduce followed by a local copy.
+ * Reduce_scatter_block is the allreduce followed by a local copy.  Which of
+ * these a call takes, its slices and its inter-node algorithm are a pure
+ * function of the layout, the parameters and the size (gpu_hier_choice.h):
+ * the label of every call's trace, and gpucoll-topo's plan before a run.
  *
  * Staging: when the transport cannot take device memory, the inter-node
  * stage runs on pinned host bounce slots.  The data is cut into slices of
@@ -37,6 +40,7 @@
 #include <stddef.h>
 
 #include "engine/gpu_engine.h"
+#include "hier/gpu_hier_choice.h"
 #include "inter/gpu_inter.h"
 
 #ifdef __cplusplus
@@ -87,8 +91,9 @@ gpu_status_t gpu_hier_reduce_scatter_block(gpu_hier_t *h, const void *in, void *
 
 /* "even layout, L ranks per node" or "uneven" plus the transport, for logs */
 const char *gpu_hier_describe(const gpu_hier_t *h);
-/* which allreduce shape a message takes (for trace labels) */
-const char *gpu_hier_allreduce_algo(const gpu_hier_t *h, size_t bytes);
+/* what a call of this collective and size runs (gpu_hier_choose's label,
+ * as gpucoll-topo prints it), for its trace; valid until the next call */
+const char *gpu_hier_algo(gpu_hier_t *h, gpu_hier_coll_t coll, size_t bytes, size_t esz);
 
 #ifdef __cplusplus
 }

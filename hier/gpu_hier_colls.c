@@ -1,5 +1,6 @@
 #include "hier/gpu_hier_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/gpu_plan.h"
@@ -93,17 +94,18 @@ static void gpu_members_leaders(gpu_hier_t *h, int root)
     }
 }
 
-const char *gpu_hier_allreduce_algo(const gpu_hier_t *h, size_t bytes)
+const char *gpu_hier_algo(gpu_hier_t *h, gpu_hier_coll_t coll, size_t bytes, size_t esz)
 {
-    gpu_inter_group_t g;
-    gpu_hier_group((gpu_hier_t *) h, &g);
-    const int rd = GPU_INTER_RD == gpu_inter_allreduce_choice(
-                       &g, bytes < h->p.slot_bytes ? bytes : h->p.slot_bytes);
-    if (h->even) {
-        return rd ? "hier rails: reduce-scatter/recursive-doubling/allgather"
-                  : "hier rails: reduce-scatter/ring/allgather";
+    gpu_hier_model_t m;
+    gpu_hier_choice_t c;
+
+    gpu_hier_model_of(h, &m);
+    if (GPU_OK == gpu_hier_choose(&m, coll, bytes, esz, &c)) {
+        gpu_hier_label(&c, h->label, sizeof(h->label));
+    } else {
+        snprintf(h->label, sizeof(h->label), "hier %s: not run here", gpu_hier_coll_name(coll));
     }
-    return rd ? "hier leaders: reduce/recursive-doubling/bcast" : "hier leaders: reduce/ring/bcast";
+    return h->label;
 }
 
 gpu_status_t gpu_hier_allreduce(gpu_hier_t *h, const void *in, void *out, size_t count,

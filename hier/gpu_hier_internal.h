@@ -43,6 +43,7 @@ struct gpu_hier {
     unsigned seq;
     gpu_xchg_plan_t plan;    /* the intra-node step being run */
     char desc[160];
+    char label[160];         /* the last call's algorithm, for its trace */
 };
 
 /* a contiguous piece between a device buffer and a slot */
@@ -84,5 +85,7 @@ gpu_status_t gpu_hier_sync(gpu_hier_t *h, const char *what);
 gpu_status_t gpu_hier_d2d(gpu_hier_t *h, void *dst, const void *src, size_t bytes);
 /* the device temporary, grown on first need */
 gpu_status_t gpu_hier_dvec(gpu_hier_t *h, size_t bytes, char **out);
+/* the job and parameters as gpu_hier_choose sees them (gpu_hier_choice.h) */
+void gpu_hier_model_of(const gpu_hier_t *h, gpu_hier_model_t *m);
 
 #endif /* GPU_HIER_INTERNAL_H */

@@ -1,7 +1,5 @@
 #include "inter/gpu_inter.h"
 
-#include <math.h>
-
 /*
  * Message matching: every message of one call carries the call's tag plus
  * a phase number; messages between one pair in one phase are matched in
@@ -197,23 +195,6 @@ static gpu_status_t gpu_allreduce_rd(gpu_inter_group_t *g, char *b, size_t count
                       odd ? -1 : g->me + 1, b, bytes, "inter-node allreduce (unfold)");
     }
     return st;
-}
-
-gpu_inter_algo_t gpu_inter_allreduce_choice(const gpu_inter_group_t *g, size_t bytes)
-{
-    int p = 1, steps = 0;
-    if (GPU_INTER_AUTO != g->algo) {
-        return g->algo;
-    }
-    while (2 * p <= g->n) {
-        p *= 2;
-        ++steps;
-    }
-    steps += (p < g->n) ? 2 : 0;
-    const double n = g->n, s = (double) bytes, beta = g->beta_Bps > 0 ? g->beta_Bps : 1e10;
-    const double ring = 2.0 * (n - 1) * (g->alpha_s + s / (n * beta));
-    const double rd = steps * (g->alpha_s + s / beta);
-    return rd <= ring ? GPU_INTER_RD : GPU_INTER_RING;
 }
 
 gpu_status_t gpu_inter_allreduce(gpu_inter_group_t *g, void *buf, size_t count, gpu_op_t op,

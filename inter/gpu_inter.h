@@ -74,8 +74,35 @@ gpu_status_t gpu_inter_bcast(gpu_inter_group_t *g, void *buf, size_t bytes, int 
 gpu_status_t gpu_inter_reduce(gpu_inter_group_t *g, void *buf, size_t count, gpu_op_t op,
                               gpu_dtype_t dt, int root);
 
-/* what AUTO picks for a message of this size (exposed for tests and logs) */
+/*
+ * The alpha-beta model of the algorithms above (gpu_inter_cost.c, pure: no
+ * transport).  A call costs msgs * alpha + bytes / beta along its critical
+ * path: one member's messages in order, a step's send and receive
+ * overlapping.  AUTO picks the allreduce by it; gpucoll-topo prices its plans
+ * by it, and test/topo/calibrate_net.py fits alpha and beta to a sweep.
+ * The defaults are coll_gpu_net_latency_us and coll_gpu_net_bandwidth's.
+ */
+#define GPU_INTER_ALPHA_US_DEFAULT 10.0
+#define GPU_INTER_BETA_GBS_DEFAULT 12.5
+
+typedef enum {
+    GPU_INTER_OP_ALLREDUCE,   /* bytes: the buffer */
+    GPU_INTER_OP_ALLGATHER,   /* bytes: the largest member's block */
+    GPU_INTER_OP_BCAST,       /* bytes: the buffer, in pieces of g->piece */
+    GPU_INTER_OP_REDUCE       /* bytes: the buffer, folded in pieces of g->tmp_bytes */
+} gpu_inter_op_t;
+
+typedef struct {
+    double msgs;              /* messages on the critical path */
+    double bytes;             /* bytes on the critical path */
+} gpu_inter_terms_t;
+
+/* what AUTO picks for a message of this size (the model above; g's n,
+ * alpha_s, beta_Bps and algo are read) */
 gpu_inter_algo_t gpu_inter_allreduce_choice(const gpu_inter_group_t *g, size_t bytes);
+/* the critical path of one call on g (allreduce: of the algorithm g takes) */
+gpu_inter_terms_t gpu_inter_terms(const gpu_inter_group_t *g, gpu_inter_op_t op, size_t bytes);
+double gpu_inter_time_s(const gpu_inter_group_t *g, gpu_inter_terms_t t);
 
 #ifdef __cplusplus
 }

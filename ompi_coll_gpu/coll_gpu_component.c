@@ -18,6 +18,7 @@
 #include "opal/util/show_help.h"
 #include "ompi/constants.h"
 
+#include "hier/gpu_hier_choice.h"
 #include "util/gpu_cuda_drv.h"
 
 const char *mca_coll_gpu_component_version_string = "Open MPI coll/gpu component version 0.1.0";
@@ -90,14 +91,14 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .virtual_nodes = 0,
     .kind_across_nodes = 1,
     .kind_test_device = 0,
-    .net_slot_bytes = 4ul * 1024 * 1024,
+    .net_slot_bytes = GPU_HIER_SLOT_BYTES_DEFAULT,
     .net_slots = 4,
-    .net_channels = 8,
+    .net_channels = GPU_HIER_CHANNELS_DEFAULT,
     .net_rndv_thresh = 65536,
     .net_direct = -1,
     .net_algorithm = 0,
-    .net_latency_us = 10.0,
-    .net_bandwidth = 12.5,
+    .net_latency_us = GPU_INTER_ALPHA_US_DEFAULT,   /* gpucoll-topo plans with the same */
+    .net_bandwidth = GPU_INTER_BETA_GBS_DEFAULT,
     .gpu_available = -1,
     .no_gpu_reason = NULL,
 };

@@ -381,24 +381,31 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
     switch (call->kind) {
     case MCA_COLL_GPU_HIER_ALLREDUCE:
         mca_coll_gpu_trace_begin(&trace, "allreduce", bytes,
-                                 gpu_hier_allreduce_algo(m->hier, bytes));
+                                 gpu_hier_algo(m->hier, GPU_HIER_ALLREDUCE, bytes,
+                                               gpu_dtype_size(dt)));
         st = gpu_hier_allreduce(m->hier, in_place ? rbuf : sbuf, rbuf, (size_t) call->count, op,
                                 dt);
         break;
     case MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK:
-        mca_coll_gpu_trace_begin(&trace, "reduce_scatter_block", bytes, "hier allreduce + copy");
+        mca_coll_gpu_trace_begin(&trace, "reduce_scatter_block", bytes,
+                                 gpu_hier_algo(m->hier, GPU_HIER_REDUCE_SCATTER_BLOCK, bytes,
+                                               gpu_dtype_size(dt)));
         st = gpu_hier_reduce_scatter_block(m->hier, sbuf, rbuf, (size_t) call->count, op, dt);
         break;
     case MCA_COLL_GPU_HIER_REDUCE:
-        mca_coll_gpu_trace_begin(&trace, "reduce", bytes, "hier leaders: reduce/binomial");
+        mca_coll_gpu_trace_begin(&trace, "reduce", bytes,
+                                 gpu_hier_algo(m->hier, GPU_HIER_REDUCE, bytes,
+                                               gpu_dtype_size(dt)));
         st = gpu_hier_reduce(m->hier, sbuf, rbuf, (size_t) call->count, op, dt, call->root);
         break;
     case MCA_COLL_GPU_HIER_BCAST:
-        mca_coll_gpu_trace_begin(&trace, "bcast", bytes, "hier leaders: binomial/bcast");
+        mca_coll_gpu_trace_begin(&trace, "bcast", bytes,
+                                 gpu_hier_algo(m->hier, GPU_HIER_BCAST, bytes, 1));
         st = gpu_hier_bcast(m->hier, rbuf + g.lb, bytes, call->root);
         break;
     default:
-        mca_coll_gpu_trace_begin(&trace, "allgather", bytes, "hier: gather/leaders ring/bcast");
+        mca_coll_gpu_trace_begin(&trace, "allgather", bytes,
+                                 gpu_hier_algo(m->hier, GPU_HIER_ALLGATHER, bytes, 1));
         st = gpu_hier_allgather(m->hier, NULL == sbuf ? NULL : sbuf + g.lb, rbuf + g.lb, bytes);
         break;
     }

@@ -1,0 +1,167 @@
+#include "hier/gpu_hier_choice.h"
+
+#include <stdio.h>
+#include <string.h>
+
+size_t gpu_hier_slot_bytes(size_t want)
+{
+    return (want < 65536 ? 65536 : want) / 64 * 64;
+}
+
+size_t gpu_hier_slice_len(const gpu_hier_model_t *m, size_t bytes, size_t esz)
+{
+    const size_t most = m->slot_bytes / esz * esz, chans = m->nchan > 1 ? (size_t) m->nchan : 1;
+    size_t want;
+    if (1 == chans) {
+        return most;
+    }
+    /* four slices per channel, so every channel has its next slice staged
+     * while it works, none below 256 KiB: a slice costs about 30 us of
+     * messages whatever its size (2x H100, UCX shared memory, 8 channels:
+     * 64 MiB in 1 MiB slices 14.9-17.6 GB/s, in 4 MiB 11.1-12.4; 4 MiB in
+     * 64 KiB slices 4.0 GB/s, in 256 KiB 5.0-5.6) */
+    want = (bytes + 4 * chans - 1) / (4 * chans);
+    want = want < 262144 ? 262144 : want;
+    want = (want + 64 * esz - 1) / (64 * esz) * (64 * esz);
+    return want < most ? want : most;
+}
+
+void gpu_hier_group_model(const gpu_hier_model_t *m, gpu_inter_group_t *g)
+{
+    g->n = m->nnodes;
+    g->tmp_bytes = m->slot_bytes;
+    g->piece = m->slot_bytes / 4;
+    g->alpha_s = m->alpha_s;
+    g->beta_Bps = m->beta_Bps;
+    g->algo = m->algo;
+}
+
+/* a rank that is alone on its node copies its input instead of a node step */
+static gpu_hier_step_t gpu_step(int lsize, gpu_hier_step_t step)
+{
+    return lsize > 1 ? step : GPU_HIER_STEP_COPY;
+}
+
+gpu_status_t gpu_hier_choose(const gpu_hier_model_t *s, gpu_hier_coll_t coll, size_t bytes,
+                             size_t esz, gpu_hier_choice_t *c)
+{
+    const int L = s->lsize;
+    gpu_inter_group_t g;
+    size_t total, count;
+
+    memset(c, 0, sizeof(*c));
+    if (s->nnodes < 2 || L < 1 || 0 == esz || (unsigned) coll >= GPU_HIER_NCOLLS) {
+        return GPU_ERR_INVALID;
+    }
+    memset(&g, 0, sizeof(g));
+    gpu_hier_group_model(s, &g);
+    switch (coll) {
+    case GPU_HIER_ALLREDUCE:
+    case GPU_HIER_REDUCE_SCATTER_BLOCK:
+        /* reduce_scatter_block: the allreduce of every rank's block, then a copy */
+        total = GPU_HIER_REDUCE_SCATTER_BLOCK == coll ? bytes * (size_t) s->nranks : bytes;
+        count = total / esz;
+        c->copy_after = GPU_HIER_REDUCE_SCATTER_BLOCK == coll;
+        c->rails = s->even;
+        c->before_bytes = c->after_bytes = total;
+        c->net = GPU_INTER_OP_ALLREDUCE;
+        /* a rank alone on its node: its slices go from input to output
+         * through the slots, no node step and no copy */
+        if (s->even) {
+            /* the largest shard: shards are count (q + 1) / L - count q / L */
+            c->before = L > 1 ? GPU_HIER_STEP_REDUCE_SCATTER : GPU_HIER_STEP_NONE;
+            c->after = L > 1 ? GPU_HIER_STEP_ALLGATHER : GPU_HIER_STEP_NONE;
+            c->net_bytes = (count + (size_t) L - 1) / (size_t) L * esz;
+        } else {
+            c->before = L > 1 ? GPU_HIER_STEP_REDUCE : GPU_HIER_STEP_NONE;
+            c->after = L > 1 ? GPU_HIER_STEP_BCAST : GPU_HIER_STEP_NONE;
+            c->net_bytes = total;
+        }
+        c->slice = gpu_hier_slice_len(s, c->net_bytes, esz);
+        break;
+    case GPU_HIER_BCAST:
+        c->after = L > 1 ? GPU_HIER_STEP_BCAST : GPU_HIER_STEP_NONE;
+        c->after_bytes = bytes;
+        c->net = GPU_INTER_OP_BCAST;
+        c->net_bytes = bytes;
+        c->slice = gpu_hier_slice_len(s, bytes, 1);
+        break;
+    case GPU_HIER_REDUCE:
+        c->before = gpu_step(L, GPU_HIER_STEP_REDUCE);
+        c->before_bytes = bytes;
+        c->net = GPU_INTER_OP_REDUCE;
+        c->net_bytes = bytes;
+        c->slice = gpu_hier_slice_len(s, bytes, esz);
+        break;
+    default:
+        /* allgather: a slice is the same bytes of every rank's block, the
+         * leaders ring node blocks, and each node broadcasts the whole */
+        c->slice = gpu_hier_slice_len(s, bytes * (size_t) s->nranks, 1) / (size_t) s->nranks;
+        if (0 == c->slice) {
+            return GPU_ERR_UNSUPPORTED;
+        }
+        c->before = gpu_step(L, GPU_HIER_STEP_ALLGATHER);
+        c->before_bytes = (size_t) L * bytes;
+        c->after = L > 1 ? GPU_HIER_STEP_BCAST : GPU_HIER_STEP_NONE;
+        c->after_bytes = (size_t) s->nranks * bytes;
+        c->net = GPU_INTER_OP_ALLGATHER;
+        c->net_bytes = bytes;
+        break;
+    }
+    c->nslices = 0 == c->net_bytes ? 0 : (c->net_bytes + c->slice - 1) / c->slice;
+    c->last = 0 == c->nslices ? 0 : c->net_bytes - (c->nslices - 1) * c->slice;
+    c->net_slice = c->nslices > 1 ? c->slice : c->last;
+    c->net_last = c->last;
+    if (GPU_INTER_OP_ALLGATHER == c->net) {
+        c->net_slice *= (size_t) L;
+        c->net_last *= (size_t) L;
+    }
+    c->algo = c->algo_last = GPU_INTER_AUTO;
+    if (GPU_INTER_OP_ALLREDUCE == c->net) {
+        c->algo = gpu_inter_allreduce_choice(&g, c->net_slice);
+        c->algo_last = gpu_inter_allreduce_choice(&g, c->net_last);
+    }
+    return GPU_OK;
+}
+
+const char *gpu_hier_coll_name(gpu_hier_coll_t coll)
+{
+    static const char *const names[GPU_HIER_NCOLLS] = { "allreduce", "bcast", "reduce",
+                                                        "allgather", "reduce_scatter_block" };
+    return (unsigned) coll < GPU_HIER_NCOLLS ? names[coll] : "?";
+}
+
+const char *gpu_hier_step_name(gpu_hier_step_t step)
+{
+    static const char *const names[] = { "", "copy", "reduce-scatter", "allgather", "reduce",
+                                         "bcast" };
+    return (unsigned) step < sizeof(names) / sizeof(names[0]) ? names[step] : "?";
+}
+
+const char *gpu_hier_net_name(gpu_inter_op_t op, gpu_inter_algo_t algo)
+{
+    switch (op) {
+    case GPU_INTER_OP_ALLREDUCE:
+        return GPU_INTER_RD == algo ? "recursive-doubling" : "ring";
+    case GPU_INTER_OP_ALLGATHER:
+        return "ring";
+    default:
+        return "binomial";
+    }
+}
+
+void gpu_hier_label(const gpu_hier_choice_t *c, char *buf, size_t len)
+{
+    char net[96];
+
+    if (c->nslices > 1 && c->algo != c->algo_last) {
+        snprintf(net, sizeof(net), "%s (last slice %s)", gpu_hier_net_name(c->net, c->algo),
+                 gpu_hier_net_name(c->net, c->algo_last));
+    } else {
+        snprintf(net, sizeof(net), "%s", gpu_hier_net_name(c->net, c->algo));
+    }
+    snprintf(buf, len, "hier %s: %s%s%s%s%s%s", c->rails ? "rails" : "leaders",
+                 gpu_hier_step_name(c->before), GPU_HIER_STEP_NONE != c->before ? "/" : "", net,
+                 GPU_HIER_STEP_NONE != c->after ? "/" : "", gpu_hier_step_name(c->after),
+                 c->copy_after ? " + copy" : "");
+}
