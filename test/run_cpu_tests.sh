@@ -31,6 +31,22 @@ run "OSU runner: pass, fail, crash and the OMB reduce_scatter defect get their v
 run "gpucoll-topo on a machine without GPU says what it could not see" sh -c "'$B/tools/gpucoll-topo' | grep -q 'not seen: no NVIDIA GPU'"
 run "gpucoll-topo prints a 16-node DGX plan from a file" sh -c "'$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16 | grep -q 'rail: local 7 (gpu7) -> mlx5_7 (PIX)'"
 run "ompi_info lists coll gpu and every parameter with help" sh -c '
+run "topology across nodes: the hierarchy's choice and price per collective and size, as the runtime chooses" "$B/test/unit/test_topo_hier" "$T/test/topo/fixtures" "$T"
+run "gpucoll-topo --nodes 16: every collective's algorithm and predicted time, the allreduce switching, a calibration file" sh -c "
+  out=\$('$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16) || exit 1
+  for c in allreduce bcast reduce allgather reduce_scatter_block; do
+    echo \"\$out\" | grep -q \"^\$c (hierarchical\" || { echo \"no \$c plan\"; exit 1; }
+  done
+  echo \"\$out\" | grep -q '^staged across nodes' || exit 1
+  echo \"\$out\" | grep -A1 '^staged across nodes' | grep -q ' alltoall .* gather .* scatter' || exit 1
+  echo \"\$out\" | grep -q '2 GiB  hier rails: reduce-scatter/ring/allgather  *64 ' || { echo 'no 2 GiB ring row'; exit 1; }
+  echo \"\$out\" | grep -q '8 B  hier rails: reduce-scatter/recursive-doubling/allgather' || exit 1
+  f=\$(mktemp); printf '# test\\nalpha_us 3\\nbeta_gbs 20\\n' > \$f
+  '$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 4 --calibration \$f | grep -q 'alpha 3.00 us per message, beta 20.00 GB/s per rank (calibration' || { rm -f \$f; echo 'calibration not read'; exit 1; }
+  echo 'alpha_us 3' > \$f
+  '$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 4 --calibration \$f > /dev/null 2>&1 && { rm -f \$f; echo 'a file without beta_gbs accepted'; exit 1; }
+  rm -f \$f"
+run "calibrate_net.py recovers known alpha and beta from synthetic gpucoll_bench sweeps across nodes" python3 "$T/test/topo/calibrate_net.py" --topo "$B/tools/gpucoll-topo" --file "$T/test/topo/fixtures/dgx_h100.xml" --self-test
   out=$(ompi_info --param coll gpu --level 9) || exit 1
   echo "$out" | grep -q "MCA coll: gpu" || exit 1
   for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min reduce_chain_min stream_order paced paced_scratch_bytes shared_staged_max nvtx timing_file xchg_scratch_bytes xchg_nblocks xchg_split put_min put_read put_ce pool topo_file topo_dump hier virtual_nodes net_slot_bytes net_slots net_channels net_rndv_thresh net_direct net_algorithm net_latency_us net_bandwidth; do

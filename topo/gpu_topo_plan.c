@@ -263,6 +263,28 @@ static double gpu_launched(const gpu_topo_model_t *m, gpu_coll_t coll, int nnode
     }
 }
 
+double gpu_topo_step_us(const gpu_topo_plan_t *p, const gpu_topo_model_t *m, gpu_topo_step_t step,
+                        double bytes)
+{
+    const double l = p->nlocal, bw = p->ring_gbps > 0 ? p->ring_gbps : m->nvlink_gbps;
+    if (p->nlocal < 2 || bytes <= 0) {
+        return 0.0;
+    }
+    switch (step) {
+    case GPU_TOPO_STEP_REDUCE_SCATTER:
+    case GPU_TOPO_STEP_ALLGATHER:
+        return gpu_term(m, 3, (l - 1) / l * bytes, bw);
+    default:
+        return gpu_term(m, 2, bytes, bw);
+    }
+}
+
+double gpu_topo_host_copy_us(const gpu_topo_model_t *m, double bytes)
+{
+    /* the GPU's own PCIe link to the host bridge */
+    return bytes / (m->pcie_gbps[GPU_PATH_PIX] * 1e3);
+}
+
 double gpu_topo_predict(const gpu_topo_node_t *node, const gpu_topo_plan_t *p,
                         const gpu_topo_model_t *m, gpu_coll_t coll, double bytes, double *busbw,
                         const char **algo)

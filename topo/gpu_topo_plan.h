@@ -95,6 +95,21 @@ double gpu_topo_predict(const gpu_topo_node_t *node, const gpu_topo_plan_t *plan
                         const gpu_topo_model_t *model, gpu_coll_t coll, double bytes,
                         double *busbw, const char **algo);
 
+/* A node step of a collective across nodes (hier/): the launched kernels on
+ * the plan's nlocal GPUs (no resident kernel, no one-shot there), priced by
+ * their algorithm class; bytes is the step's nccl-tests size. */
+typedef enum {
+    GPU_TOPO_STEP_REDUCE_SCATTER = 0,
+    GPU_TOPO_STEP_ALLGATHER = 1,
+    GPU_TOPO_STEP_REDUCE = 2,
+    GPU_TOPO_STEP_BCAST = 3
+} gpu_topo_step_t;
+
+double gpu_topo_step_us(const gpu_topo_plan_t *plan, const gpu_topo_model_t *model,
+                        gpu_topo_step_t step, double bytes);
+/* A copy between a GPU and pinned host memory (the staged network slots). */
+double gpu_topo_host_copy_us(const gpu_topo_model_t *model, double bytes);
+
 /* The rail of the GPU with this PCI bus id as UCX names the device (a
  * verbs port "mlx5_0:1", or a network interface "eth0"); "" when the node
  * has no NIC or no such GPU.  Pure function of the node graph. */
