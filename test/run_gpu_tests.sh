@@ -116,6 +116,25 @@ if [ -n "$HIER_CFGS" ]; then
   rm -rf "$tf"
 fi
 [ -n "${ONLY:-}" ] && [ "${ONLY_SHARED:-0}" != 1 ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+# the plan gpucoll-topo prints before a run is what the run does: 4 ranks as 2
+# virtual nodes of 2, one channel, each hierarchical call's label in the timing
+# file against the plan's for its collective and size
+if [ -n "$HIER_CFGS" ] && [ -x "$B/tools/gpucoll-topo" ]; then
+  tf=$(mktemp -d); S=$(cd "$(dirname "$0")/.." && pwd)
+  for c in allreduce bcast reduce allgather reduce_scatter; do
+    $MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes 2 --mca coll_gpu_net_channels 1 \
+      --mca coll_gpu_timing_file "$tf/$c" "$B/test/bench/gpucoll_bench" -c $c -e 67108864 -n 2 \
+      --no-nccl > /dev/null 2>&1
+  done
+  out=$(python3 "$S/test/topo/check_plan_trace.py" --topo "$B/tools/gpucoll-topo" \
+    --file "$S/test/topo/fixtures/h200x2.xml" --nodes 2 --gpus-per-node 2 --channels 1 "$tf"/* 2>&1)
+  if echo "$out" | grep -q ' 0 failed'; then
+    pass=$((pass+1)); echo "PASS virtual nodes: the run's algorithms are the plan's ($(echo "$out" | tail -1))"
+  else
+    fail=$((fail+1)); echo "FAIL virtual nodes: the run's algorithms differ from the plan's"; echo "$out" | tail -10
+  fi
+  rm -rf "$tf"
+fi
 # 4 ranks on 2 GPUs: blocking calls took the host-paced rounds (the timing
 # file names the algorithm; small allreduces stage by default there, so
 # coll_gpu_shared_staged_max 0), and not with coll_gpu_paced 0
