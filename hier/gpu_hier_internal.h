@@ -9,8 +9,8 @@
 
 #include "hier/gpu_hier.h"
 
-#define GPU_HIER_MAX_SLOTS 16
-#define GPU_HIER_MAX_CHANNELS 8
+#define GPU_HIER_MAX_SLOTS 32
+#define GPU_HIER_MAX_CHANNELS 16
 
 typedef struct gpu_hier_chan gpu_hier_chan_t;
 

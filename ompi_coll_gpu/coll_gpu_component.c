@@ -353,11 +353,11 @@ static int mca_coll_gpu_register(void)
     mca_coll_gpu_reg("net_slot_bytes", "Bytes of one inter-node pipeline slice (one pinned "
                      "bounce slot, or device slot when UCX takes CUDA memory)",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6, &c->net_slot_bytes);
-    mca_coll_gpu_reg("net_slots", "Inter-node pipeline slices in flight (1-16): copies of the "
+    mca_coll_gpu_reg("net_slots", "Inter-node pipeline slices in flight (1-32): copies of the "
                      "next slices overlap the network work on the current one",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->net_slots);
     mca_coll_gpu_reg("net_channels", "Threads that move and fold slices of one staged "
-                     "inter-node collective at once (1-8), each with UCX endpoints of its own; "
+                     "inter-node collective at once (1-16), each with UCX endpoints of its own; "
                      "capped by the CPUs the process may run on (bind ranks to a socket or NUMA "
                      "node, not a core, to use them); 1: the calling thread does it all",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->net_channels);

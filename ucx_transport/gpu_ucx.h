@@ -50,7 +50,7 @@ typedef struct {
     size_t rndv_thresh;        /* UCX RNDV_THRESH unless UCX_RNDV_THRESH is set; 0: UCX's */
 } gpu_ucx_params_t;
 
-#define GPU_UCX_MAX_CHANNELS 8
+#define GPU_UCX_MAX_CHANNELS 16
 
 extern const gpu_net_ops_t gpu_ucx_net_ops;
 
