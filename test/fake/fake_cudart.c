@@ -23,6 +23,7 @@
  *     stream made with cudaStreamNonBlocking does not wait for;
  *   - cuStreamWaitValue32 (the driver's stream memory wait) holds a stream
  *     until a 32-bit word reaches a value.
+ * Events, pointer attributes and CUDA IPC: fake_cudart_ipc.c.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -36,31 +37,10 @@
 
 #include <cuda_runtime_api.h>
 
-typedef unsigned long long cu_ptr_t;
+#include "fake_cudart.h"
 
-enum { OP_COPY, OP_SET, OP_HOST, OP_WAIT, OP_LATE_COPY };
-
-typedef struct {
-    int kind;
-    void *dst;
-    const void *src;
-    size_t n;
-    int value;
-    cudaHostFn_t fn;
-    void *arg;
-    unsigned flags;            /* OP_WAIT: CU_STREAM_WAIT_VALUE_* */
-} fop_t;
-
-/* a CUDA call from a host function: CUDA forbids it, so it fails here at once */
-static _Thread_local int in_host_fn;
-#define FK_API()                                                                         \
-    do {                                                                                  \
-        if (in_host_fn) {                                                                 \
-            fprintf(stderr, "CUDA runtime stand-in: %s called from a host function "     \
-                    "(cudaLaunchHostFunc: no CUDA call is allowed there)\n", __func__);  \
-            abort();                                                                      \
-        }                                                                                 \
-    } while (0)
+/* a CUDA call from a host function fails at once (FK_API) */
+_Thread_local int fk_in_host_fn;
 
 typedef struct {
     fop_t *ops;
@@ -116,6 +96,7 @@ static struct {
     int (*count)(int *);
     int (*init)(unsigned);
     int (*range)(cu_ptr_t *, size_t *, cu_ptr_t);
+    int (*ipc_range)(cu_ptr_t, int *, size_t *, size_t *, unsigned long long *);
 } drv;
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
@@ -133,6 +114,8 @@ static void drv_load(void)
     drv.count = (int (*)(int *)) dlsym(h, "cuDeviceGetCount");
     drv.init = (int (*)(unsigned)) dlsym(h, "cuInit");
     drv.range = (int (*)(cu_ptr_t *, size_t *, cu_ptr_t)) dlsym(h, "cuMemGetAddressRange_v2");
+    drv.ipc_range = (int (*)(cu_ptr_t, int *, size_t *, size_t *, unsigned long long *))
+                    dlsym(h, "fake_cuda_ipc_range");
     if (NULL != drv.init) {
         drv.init(0);
     }
@@ -147,7 +130,7 @@ static int drv_ready(void)
 static void *host_main(void *unused)
 {
     (void) unused;
-    in_host_fn = 1;
+    fk_in_host_fn = 1;
     pthread_mutex_lock(&hostq.lock);
     for (;;) {
         while (hostq.done == hostq.posted || NULL == hostq.fn) {
@@ -225,6 +208,11 @@ static cudaError_t run_op(const fop_t *o)
                                                o->n) ? cudaSuccess : cudaErrorInvalidValue;
     case OP_WAIT:
         return wait_value(o);
+    case OP_EVENT:
+        /* n: the record this is; an event passes its records in order */
+        __atomic_store_n((unsigned long long *) o->dst, (unsigned long long) o->n,
+                         __ATOMIC_RELEASE);
+        return cudaSuccess;
     case OP_LATE_COPY: {
         /* staged bytes of a pageable cudaMemcpy: they reach the device a
          * little later, as a DMA on the legacy stream does on a GPU */
@@ -714,4 +702,31 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g)
     free(g->ops.ops);
     free(g);
     return cudaSuccess;
+}
+
+/* ---- what fake_cudart_ipc.c uses ----------------------------------------------- */
+
+cudaError_t fk_submit(cudaStream_t s, const fop_t *o)
+{
+    return submit(s, o);
+}
+
+int fk_is_device(const void *p)
+{
+    return is_device(p);
+}
+
+int fk_is_pinned(const void *p)
+{
+    return is_pinned(p);
+}
+
+int fk_drv_range(cu_ptr_t *base, size_t *size, cu_ptr_t p)
+{
+    return drv_ready() && NULL != drv.range ? drv.range(base, size, p) : 1;
+}
+
+int fk_drv_ipc_range(cu_ptr_t p, int *fd, size_t *off, size_t *size, unsigned long long *id)
+{
+    return drv_ready() && NULL != drv.ipc_range ? drv.ipc_range(p, fd, off, size, id) : 1;
 }

@@ -9,7 +9,9 @@
  * GPU host, reached only by the driver's copies through a second, writable
  * view.  A device-buffer path that passes in CI touches device memory only
  * through the driver.  Freed ranges are reused and their pages given back
- * (tests allocate in loops); nothing is IPC capable (that needs a GPU).
+ * (tests allocate in loops).  The driver's legacy-IPC attribute stays 0,
+ * so coll/gpu's IPC paths stay off; the runtime stand-in's IPC calls map an
+ * allocation into another process through fake_cuda_ipc_range.
  *
  * No cuGetProcAddress, nor anything else: the CUDA runtime linked into the
  * component keeps failing to initialise here, and whatever reaches for
@@ -312,6 +314,25 @@ int cuMemGetAddressRange_v2(cu_ptr_t *pbase, size_t *psize, cu_ptr_t dptr)
     }
     pthread_mutex_unlock(&arena.lock);
     return NULL != s ? CU_OK : CU_NOT_FOUND;
+}
+
+/* not CUDA's: where the allocation holding p lies in the device memory's
+ * file, for the runtime stand-in's cudaIpcGetMemHandle (a process of the
+ * same user opens the file through /proc/PID/fd/FD) */
+int fake_cuda_ipc_range(cu_ptr_t p, int *fd, size_t *off, size_t *size, unsigned long long *id)
+{
+    struct seg *s;
+
+    pthread_mutex_lock(&arena.lock);
+    s = arena_find(p, NULL);
+    if (NULL != s) {
+        *fd = arena.fd;
+        *off = s->off;
+        *size = s->size;
+        *id = s->id;
+    }
+    pthread_mutex_unlock(&arena.lock);
+    return NULL != s ? CU_OK : CU_INVALID_VALUE;
 }
 
 int cuMemcpy(cu_ptr_t dst, cu_ptr_t src, size_t n)
