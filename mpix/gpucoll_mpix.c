@@ -31,7 +31,9 @@
  * is reported by the next enqueue on that communicator; the stream goes on.
  * The transport's host function only hands the call to the library's
  * progress thread and the stream waits on the GPU for the call's flag
- * (gpucoll_mpix_prog.c): no host function waits for a peer.
+ * (gpucoll_mpix_prog.c): no host function waits for a peer.  Point to
+ * point (gpucoll_mpix_p2p.c) moves device buffers between the node's ranks
+ * by CUDA IPC, one copy (gpucoll_mpix_p2p_ipc.c).
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -170,6 +172,10 @@ int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm
         const double limit = NULL != gc_abi() && gc_abi()->version >= 4 ? gc_abi()->timeout_s()
                                                                          : 0.0;
         ret = gcs_create(*newcomm, limit, &c->shm);
+        /* the same on every rank: which peers map this rank's buffers */
+        if (MPI_SUCCESS == ret && NULL != c->shm) {
+            ret = gc_p2p_setup(c, *newcomm);
+        }
         if (MPI_SUCCESS != ret) {
             MPI_Comm_free(newcomm);
             return ret;   /* the attribute's delete callback freed c */

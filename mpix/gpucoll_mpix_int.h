@@ -57,17 +57,23 @@ int gc_comm_take_error(gc_comm_t *c);
 void gc_comm_set_error(gc_comm_t *c, int code);
 /* the communicator goes: its point-to-point descriptors with it */
 void gc_p2p_release(gc_comm_t *c);
+/* MPIX_Stream_comm_create, collective, once the host transport is made:
+ * which peers take this rank's device buffers by CUDA IPC */
+int gc_p2p_setup(gc_comm_t *c, MPI_Comm comm);
 
 /* ---- the progress thread (gpucoll_mpix_prog.c) ---- */
 
 typedef struct gc_flags gc_flags_t;
 
-enum { GC_JOB_COLL, GC_JOB_WAIT };
+enum { GC_JOB_COLL, GC_JOB_WAIT, GC_JOB_STEP };
 
-/* one handed-over call: a collective of the transport or a p2p wait */
+/* one handed-over call: a collective of the transport, a p2p wait, or
+ * (GC_JOB_STEP) the caller's own step, e.g. a receive's copy */
 typedef struct gc_job {
     struct gc_job *next;
     int kind;
+    int (*step)(struct gc_job *j);   /* GC_JOB_STEP: as gcs_wait_test answers */
+    void *arg;
     struct gcs *t;
     const char *fn;
     gc_comm_t *owner;          /* gets the error */

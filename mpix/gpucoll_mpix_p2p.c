@@ -3,17 +3,20 @@
  * MPIX_Wait/Waitall_enqueue) on a stream communicator.
  *
  * On a CUDA stream each call is stream work, so it orders with the
- * application's kernels and can be captured into a graph: an isend copies
- * the buffer into pinned memory and then posts the message to the host
- * transport (gpucoll_mpix_shm.h) from a host function; an irecv copies the
- * buffer's current contents into pinned memory (a shorter message then
- * leaves the rest as it was) and posts the receive; a wait hands its
- * messages to the library's progress thread (gpucoll_mpix_prog.c), which
+ * application's kernels and can be captured into a graph: an isend posts
+ * the message to the host transport (gpucoll_mpix_shm.h) from a host
+ * function, by reference where its device buffer has a CUDA IPC handle and
+ * the peer maps it (gpucoll_mpix_p2p_ipc.c: the receiver copies straight
+ * from it), else after a copy into pinned memory; an irecv posts the
+ * receive and hands it to the library's progress thread
+ * (gpucoll_mpix_prog.c), which, once the message is there, copies it into
+ * the receive buffer (from the sender's buffer, or from the pinned staging
+ * the transport filled) on a CUDA stream of its own, only the bytes that
+ * came; a wait hands its messages to the progress thread too, which
  * progresses every posted message of the communicator until they are done,
- * while the stream waits on the GPU for the wait's flag; then the received
- * data is copied back.  No host function calls Open MPI or CUDA, or waits,
- * so no thread level is needed.  The request the
- * application holds is a generalized request (MPI_Grequest_start), so it
+ * while the stream waits on the GPU for the wait's flag.  No host function
+ * calls Open MPI or CUDA, or waits, so no thread level is needed.  The
+ * request the application holds is a generalized request (MPI_Grequest_start), so it
  * is a real MPI handle; the wait enqueue frees it and sets it to
  * MPI_REQUEST_NULL, as MPICH does.  A captured call's state lives as long
  * as its communicator: a graph may replay it any number of times.
@@ -29,6 +32,7 @@
 #include <string.h>
 
 #include "mpix/gpucoll_mpix_int.h"
+#include "mpix/gpucoll_mpix_ipc.h"
 #include "mpix/gpucoll_mpix_shm.h"
 
 typedef struct gc_preq {
@@ -39,6 +43,12 @@ typedef struct gc_preq {
     void *pin;                 /* pinned staging of pin_bytes */
     size_t pin_bytes;
     int persistent;
+    gc_ipc_ref_t ref;          /* a send by reference: its buffer */
+    /* a receive: the progress thread's step (rjob), which copies into user */
+    gc_job_t rjob;
+    uint32_t rdone;            /* rjob's flag: 1 while not handed over */
+    int copying;
+    gc_ipc_copy_t cp;
     struct gc_preq *next_all, *next_free, *next_live;
 } gc_preq_t;
 
@@ -55,6 +65,10 @@ typedef struct gc_pwait {
 struct gc_p2p {
     gc_preq_t *all, *free_list;
     gc_pwait_t *waits;         /* captured waits, kept */
+    const gc_ipc_ops_t *ipc;
+    unsigned char *ipc_ok;     /* per peer: it maps this rank's buffers (NULL: none) */
+    /* how the messages went (GPUCOLL_STREAM_VERBOSE=1 prints them) */
+    unsigned long long sends_ipc, sends_staged, recvs_ipc, recvs_staged;
 };
 
 /* the requests handed out and not yet waited for, all communicators */
@@ -84,11 +98,54 @@ static int gc_greq_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
+static int gc_verbose(void)
+{
+    const char *env = getenv("GPUCOLL_STREAM_VERBOSE");
+    return NULL != env && atoi(env) > 0;
+}
+
+static gc_p2p_t *gc_p2p_of(gc_comm_t *c)
+{
+    gc_p2p_t **pp = gc_comm_p2p(c);
+    pthread_mutex_lock(&gc_p2p_lock);
+    if (NULL == *pp && NULL != (*pp = calloc(1, sizeof(**pp)))) {
+        (*pp)->ipc = &gc_ipc_cuda_ops;
+    }
+    pthread_mutex_unlock(&gc_p2p_lock);
+    return *pp;
+}
+
+int gc_p2p_setup(gc_comm_t *c, MPI_Comm comm)
+{
+    gc_p2p_t *p = gc_p2p_of(c);
+    int ret, k = 0, n;
+    if (NULL == p) {
+        return MPI_ERR_NO_MEM;
+    }
+    ret = p->ipc->setup(comm, &p->ipc_ok);
+    if (MPI_SUCCESS != ret || !gc_verbose()) {
+        return ret;
+    }
+    n = gcs_size(gc_comm_shm(c));
+    for (int q = 0; q < n; ++q) {
+        k += p->ipc_ok[q];
+    }
+    fprintf(stderr, "gpucoll: rank %d: point-to-point enqueue by %s to %d of %d peers\n",
+            gcs_rank(gc_comm_shm(c)), p->ipc->name, k, n - 1);
+    return MPI_SUCCESS;
+}
+
 void gc_p2p_release(gc_comm_t *c)
 {
     gc_p2p_t **pp = gc_comm_p2p(c), *p = *pp;
     if (NULL == p) {
         return;
+    }
+    if (gc_verbose() && NULL != gc_comm_shm(c)) {
+        fprintf(stderr, "gpucoll: rank %d: point-to-point enqueue: %llu sends by %s, %llu "
+                "staged; %llu receives by %s, %llu staged\n", gcs_rank(gc_comm_shm(c)),
+                p->sends_ipc, p->ipc->name, p->sends_staged, p->recvs_ipc, p->ipc->name,
+                p->recvs_staged);
     }
     while (NULL != p->all) {
         gc_preq_t *r = p->all;
@@ -96,8 +153,10 @@ void gc_p2p_release(gc_comm_t *c)
         if (NULL != r->pin) {
             (void) cudaFreeHost(r->pin);
         }
+        p->ipc->copy_free(&r->cp);
         free(r);
     }
+    free(p->ipc_ok);
     while (NULL != p->waits) {
         gc_pwait_t *w = p->waits;
         p->waits = w->next_all;
@@ -110,20 +169,18 @@ void gc_p2p_release(gc_comm_t *c)
 /* a descriptor with bytes of pinned staging: a captured call's own */
 static gc_preq_t *gc_preq_get(gc_comm_t *c, size_t bytes, int persistent)
 {
-    gc_p2p_t **pp = gc_comm_p2p(c);
+    gc_p2p_t *p = gc_p2p_of(c);
     gc_preq_t *r = NULL;
 
     pthread_mutex_lock(&gc_p2p_lock);
-    if (NULL == *pp) {
-        *pp = calloc(1, sizeof(**pp));
+    if (NULL != p && !persistent && NULL != p->free_list) {
+        r = p->free_list;
+        p->free_list = r->next_free;
     }
-    if (NULL != *pp && !persistent && NULL != (*pp)->free_list) {
-        r = (*pp)->free_list;
-        (*pp)->free_list = r->next_free;
-    }
-    if (NULL == r && NULL != *pp && NULL != (r = calloc(1, sizeof(*r)))) {
-        r->next_all = (*pp)->all;
-        (*pp)->all = r;
+    if (NULL == r && NULL != p && NULL != (r = calloc(1, sizeof(*r)))) {
+        r->rdone = 1;
+        r->next_all = p->all;
+        p->all = r;
     }
     pthread_mutex_unlock(&gc_p2p_lock);
     if (NULL == r) {
@@ -146,10 +203,76 @@ static gc_preq_t *gc_preq_get(gc_comm_t *c, size_t bytes, int persistent)
     return r;
 }
 
+/* the receive's copy into the application's buffer is done (or failed) */
+static int gc_recv_end(gc_preq_t *r, int ret, const char *why)
+{
+    if (MPI_SUCCESS != ret) {
+        fprintf(stderr, "MPIX_Irecv_enqueue: rank %d: the copy of a message from rank %d into "
+                "the receive buffer failed: %s\n", gcs_rank(gc_comm_shm(r->c)), r->m.peer,
+                NULL != why ? why : "the transport is broken (an earlier timeout)");
+        r->m.err = ret;
+    }
+    gcs_recv_done(gc_comm_shm(r->c), &r->m);
+    return ret;
+}
+
+/* a receive on the progress thread: once its message is there, copy it
+ * into the receive buffer (from the sender's by CUDA IPC, or from the
+ * staging) and complete it when the copy is done; never waits */
+static int gc_recv_step(gc_job_t *j)
+{
+    gc_preq_t *r = j->arg;
+    gc_p2p_t *p = *gc_comm_p2p(r->c);
+    const char *why = NULL;
+    int ret;
+
+    if (!r->copying) {
+        gc_ipc_ref_t ref;
+        size_t n;
+        if (MPI_SUCCESS != gcs_poll(gc_comm_shm(r->c))) {
+            return gc_recv_end(r, MPI_ERR_OTHER, NULL);
+        }
+        if (!r->m.arrived) {
+            return GCS_PENDING;
+        }
+        n = r->m.got < r->m.bytes ? r->m.got : r->m.bytes;
+        if (r->m.remote) {
+            memcpy(&ref, r->m.ratt, sizeof(ref));
+        }
+        __atomic_add_fetch(r->m.remote ? &p->recvs_ipc : &p->recvs_staged, 1, __ATOMIC_RELAXED);
+        if (0 == n) {
+            return gc_recv_end(r, MPI_SUCCESS, NULL);
+        }
+        if (0 != p->ipc->copy_start(&r->cp, r->user, r->pin, r->m.remote ? &ref : NULL, n,
+                                    &why)) {
+            return gc_recv_end(r, MPI_ERR_OTHER, why);
+        }
+        r->copying = 1;
+    }
+    ret = p->ipc->copy_test(&r->cp, &why);
+    if (0 == ret) {
+        return GCS_PENDING;
+    }
+    r->copying = 0;
+    return gc_recv_end(r, ret > 0 ? MPI_SUCCESS : MPI_ERR_OTHER, why);
+}
+
 static void gc_post_fn(void *arg)
 {
     gc_preq_t *r = arg;
+    if (!r->m.send && 0 == __atomic_load_n(&r->rdone, __ATOMIC_ACQUIRE)) {
+        /* its last step still runs: only after a timeout broke the transport */
+        gc_comm_set_error(r->c, MPI_ERR_OTHER);
+        return;
+    }
     gcs_post(gc_comm_shm(r->c), &r->m);
+    if (r->m.send) {
+        gc_p2p_t *p = *gc_comm_p2p(r->c);
+        __atomic_add_fetch(r->m.att_bytes > 0 ? &p->sends_ipc : &p->sends_staged, 1,
+                           __ATOMIC_RELAXED);
+    } else {
+        gc_prog_post(&r->rjob);
+    }
 }
 
 /* hands the wait over; waits for nothing */
@@ -165,7 +288,8 @@ static void gc_wait_release_fn(void *arg)
     gc_p2p_t *p = *gc_comm_p2p(w->c);
     pthread_mutex_lock(&gc_p2p_lock);
     for (int i = 0; i < w->n; ++i) {
-        if (!w->r[i]->persistent) {
+        /* a receive whose step still runs (after a timeout) is not reused */
+        if (!w->r[i]->persistent && 0 != __atomic_load_n(&w->r[i]->rdone, __ATOMIC_ACQUIRE)) {
             w->r[i]->next_free = p->free_list;
             p->free_list = w->r[i];
         }
@@ -197,7 +321,9 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
     MPI_Aint lb = 0;
     size_t bytes = 0;
     gc_preq_t *r;
-    int ret, n;
+    gc_p2p_t *p;
+    gc_ipc_ref_t ref;
+    int ret, n, byref;
 
     if (NULL == c) {
         return gc_fail(MPI_ERR_COMM, fn, "the communicator has no stream: make it with "
@@ -238,7 +364,15 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
         return gc_fail(MPI_ERR_OTHER, fn, "the stream given to MPIX_Stream_create is not a "
                        "valid CUDA stream of this process");
     }
-    r = gc_preq_get(c, bytes > 0 ? bytes : 1, cudaStreamCaptureStatusActive == cap);
+    p = gc_p2p_of(c);
+    if (NULL == p || MPI_SUCCESS != gc_prog_start(fn)) {
+        return gc_fail(MPI_ERR_NO_MEM, fn, "no memory for the point-to-point state");
+    }
+    /* a send goes by reference where the peer maps this rank's buffers and
+     * this one has a CUDA IPC handle; else by value, from pinned staging */
+    byref = send && bytes > 0 && NULL != p->ipc_ok && p->ipc_ok[peer] &&
+            p->ipc->export_buf((char *) buf + lb, bytes, &ref);
+    r = gc_preq_get(c, !byref && bytes > 0 ? bytes : 1, cudaStreamCaptureStatusActive == cap);
     if (NULL == r) {
         return gc_fail(MPI_ERR_NO_MEM, fn, "no pinned host memory for the staging copies");
     }
@@ -250,9 +384,25 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
     r->m.bytes = bytes;
     r->m.status = MPI_STATUS_IGNORE;
     r->user = (char *) buf + lb;
-    /* a receive keeps what a shorter message does not overwrite */
-    if (bytes > 0 && cudaSuccess != cudaMemcpyAsync(r->pin, r->user, bytes, cudaMemcpyDefault,
-                                                    st)) {
+    if (byref) {
+        r->ref = ref;
+        r->m.att = &r->ref;
+        r->m.att_bytes = sizeof(r->ref);
+    }
+    if (!send) {
+        /* the progress thread copies what came into the buffer, on its device */
+        r->cp.dev = p->ipc->device_of(r->user);
+        memset(&r->rjob, 0, sizeof(r->rjob));
+        r->rjob.kind = GC_JOB_STEP;
+        r->rjob.step = gc_recv_step;
+        r->rjob.arg = r;
+        r->rjob.t = gc_comm_shm(c);
+        r->rjob.fn = fn;
+        r->rjob.owner = c;
+        r->rjob.flag = &r->rdone;
+    }
+    if (send && !byref && bytes > 0 &&
+        cudaSuccess != cudaMemcpyAsync(r->pin, r->user, bytes, cudaMemcpyDefault, st)) {
         return gc_fail(MPI_ERR_OTHER, fn, cudaGetErrorString(cudaGetLastError()));
     }
     if (cudaSuccess != cudaLaunchHostFunc(st, gc_post_fn, r)) {
@@ -377,15 +527,10 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
     if (cudaSuccess != cudaLaunchHostFunc(st, gc_wait_fn, w)) {
         goto fail;
     }
+    /* the received bytes are in the buffers once the flag is set: the
+     * progress thread copied them there */
     if (MPI_SUCCESS != gc_prog_stream_wait(st, &w->job, fn)) {
         return MPI_ERR_OTHER;   /* said there; w may be queued: it stays */
-    }
-    for (int i = 0; i < k; ++i) {
-        if (!w->r[i]->m.send && w->r[i]->m.bytes > 0 &&
-            cudaSuccess != cudaMemcpyAsync(w->r[i]->user, w->r[i]->pin, w->r[i]->m.bytes,
-                                           cudaMemcpyDefault, st)) {
-            goto fail;
-        }
     }
     if (w->persistent) {
         gc_p2p_t *p = *gc_comm_p2p(c);

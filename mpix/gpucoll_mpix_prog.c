@@ -18,6 +18,8 @@
  * that communicator reports the error).  Where the driver has no stream
  * wait (or GPUCOLL_STREAM_WAIT=0) a second host function waits for the
  * flag on the host, as before: correct for one stream per process.
+ * This thread is not CUDA's: it may call CUDA, and does for the
+ * point-to-point copies into receive buffers (gpucoll_mpix_p2p_ipc.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -50,6 +52,9 @@ static int gc_job_step(gc_job_t *j)
 {
     if (GC_JOB_COLL == j->kind) {
         return gcs_coll_test(j->t, j->sc, &j->st, j->fn);
+    }
+    if (GC_JOB_STEP == j->kind) {
+        return j->step(j);
     }
     return gcs_wait_test(j->t, j->m, j->n, j->since, j->fn);
 }

@@ -19,7 +19,8 @@
 
 #define GCS_LINE 64
 #define GCS_HDR 16
-#define GCS_MAGIC 0x67637331u   /* "gcs1" */
+#define GCS_MAGIC 0x67637332u   /* "gcs2" */
+#define GCS_ACKS 64             /* unacknowledged sends by reference per pair */
 
 /* per rank: two counters, each on a line of its own */
 typedef struct {
@@ -34,6 +35,7 @@ typedef struct {
     char pad0[GCS_LINE - 8];
     uint64_t tail;
     char pad1[GCS_LINE - 8];
+    uint64_t ack[GCS_ACKS];   /* by the receiver: slot seq % GCS_ACKS = seq once done */
 } gcs_ring_ctl_t;
 
 typedef struct {
@@ -56,6 +58,7 @@ struct gcs {
     gcs_msg_t *active;
     gcs_msg_t **rcur;         /* per source: the receive being filled */
     gcs_msg_t **scur;         /* per destination: the send being written */
+    uint64_t *ref_sent;       /* per destination: sends by reference so far */
 };
 
 static size_t gcs_layout(int n, size_t slot, size_t ring, size_t *ctl_off, size_t *slot_off,
@@ -221,7 +224,8 @@ int gcs_create(MPI_Comm comm, double timeout_s, gcs_t **out)
     close(fd);
     t->rcur = calloc((size_t) t->nranks, sizeof(*t->rcur));
     t->scur = calloc((size_t) t->nranks, sizeof(*t->scur));
-    if (NULL == t->rcur || NULL == t->scur) {
+    t->ref_sent = calloc((size_t) t->nranks, sizeof(*t->ref_sent));
+    if (NULL == t->rcur || NULL == t->scur || NULL == t->ref_sent) {
         gcs_destroy(t);
         return MPI_ERR_NO_MEM;
     }
@@ -251,6 +255,7 @@ void gcs_destroy(gcs_t *t)
     }
     free(t->rcur);
     free(t->scur);
+    free(t->ref_sent);
     free(t);
 }
 
@@ -467,6 +472,29 @@ static size_t gcs_pad(size_t b)
     return (b + GCS_HDR - 1) & ~(size_t) (GCS_HDR - 1);
 }
 
+/* a send by reference: header, sequence number and att in one piece,
+ * once the ring has room and the pair's slot for it is free */
+static void gcs_push_ref(gcs_t *t, gcs_msg_t *m, gcs_ring_ctl_t *rc, char *ring, size_t room)
+{
+    const uint64_t seq = t->ref_sent[m->peer] + 1;
+    const size_t len = 2 * GCS_HDR + gcs_pad(m->att_bytes);
+    uint64_t h[4] = { m->bytes, (uint64_t) (uint32_t) m->tag | (uint64_t) m->att_bytes << 32,
+                      seq, 0 };
+    uint64_t at = rc->head;
+
+    if (room < len || (seq > GCS_ACKS &&
+                       __atomic_load_n(&rc->ack[seq % GCS_ACKS], __ATOMIC_ACQUIRE) !=
+                       seq - GCS_ACKS)) {
+        return;
+    }
+    gcs_ring_copy(ring, t->ring_bytes, at, (char *) h, sizeof(h), 1);
+    gcs_ring_copy(ring, t->ring_bytes, at + sizeof(h), (char *) m->att, m->att_bytes, 1);
+    __atomic_store_n(&rc->head, at + len, __ATOMIC_RELEASE);
+    t->ref_sent[m->peer] = seq;
+    m->seq = seq;
+    m->hdr = m->pushed = 1;
+}
+
 /* as much of send m as its ring takes now */
 static void gcs_push(gcs_t *t, gcs_msg_t *m)
 {
@@ -476,6 +504,10 @@ static void gcs_push(gcs_t *t, gcs_msg_t *m)
     size_t room = t->ring_bytes - (size_t) (head - tail), len;
     uint64_t at = head;
 
+    if (m->att_bytes > 0) {
+        gcs_push_ref(t, m, rc, ring, room);
+        return;
+    }
     if (!m->hdr) {
         uint64_t h[2] = { m->bytes, (uint64_t) (uint32_t) m->tag };
         if (room < GCS_HDR) {
@@ -496,7 +528,7 @@ static void gcs_push(gcs_t *t, gcs_msg_t *m)
         m->moved += len;
     }
     __atomic_store_n(&rc->head, at, __ATOMIC_RELEASE);
-    m->complete = m->moved == gcs_pad(m->bytes);
+    m->pushed = m->complete = m->moved == gcs_pad(m->bytes);
 }
 
 /* the first posted receive from src that takes tag */
@@ -521,11 +553,13 @@ static void gcs_pull(gcs_t *t, int src)
     size_t len;
 
     if (NULL == m) {
-        uint64_t h[2];
+        uint64_t h[4];
+        size_t att;
         if (head - tail < GCS_HDR) {
             return;
         }
         gcs_ring_copy(ring, t->ring_bytes, tail, (char *) h, GCS_HDR, 0);
+        att = (size_t) (h[1] >> 32);
         m = gcs_match(t, src, (int) (uint32_t) h[1]);
         if (NULL == m) {
             return;   /* its receive is not posted yet */
@@ -535,6 +569,18 @@ static void gcs_pull(gcs_t *t, int src)
         m->got_tag = (int) (uint32_t) h[1];
         if (m->got > m->bytes) {
             m->err = MPI_ERR_TRUNCATE;
+        }
+        if (att > 0) {
+            /* by reference: the sender wrote it in one piece */
+            const size_t len = 2 * GCS_HDR + gcs_pad(att);
+            gcs_ring_copy(ring, t->ring_bytes, tail, (char *) h, sizeof(h), 0);
+            m->seq = h[2];
+            m->remote = 1;
+            gcs_ring_copy(ring, t->ring_bytes, tail + sizeof(h), m->ratt,
+                          att < GCS_ATT_MAX ? att : GCS_ATT_MAX, 0);
+            __atomic_store_n(&rc->tail, tail + len, __ATOMIC_RELEASE);
+            m->arrived = 1;
+            return;
         }
         tail += GCS_HDR;
         t->rcur[src] = m;
@@ -550,7 +596,7 @@ static void gcs_pull(gcs_t *t, int src)
     }
     __atomic_store_n(&rc->tail, tail, __ATOMIC_RELEASE);
     if (m->moved == gcs_pad(m->got)) {
-        m->complete = 1;
+        m->arrived = 1;   /* its caller completes it */
         t->rcur[src] = NULL;
     }
 }
@@ -558,8 +604,13 @@ static void gcs_pull(gcs_t *t, int src)
 void gcs_post(gcs_t *t, gcs_msg_t *m)
 {
     gcs_msg_t **p;
+    if (t->broken) {
+        return;   /* its wait says so; m may still be on the list */
+    }
     m->moved = m->got = 0;
     m->hdr = m->complete = m->err = 0;
+    m->pushed = m->arrived = m->remote = 0;
+    m->seq = 0;
     m->next = NULL;
     pthread_mutex_lock(&t->lock);
     for (p = &t->active; NULL != *p; p = &(*p)->next) {
@@ -574,12 +625,18 @@ static void gcs_progress(gcs_t *t)
     gcs_msg_t **p;
     pthread_mutex_lock(&t->lock);
     for (gcs_msg_t *m = t->active; NULL != m; m = m->next) {
-        if (m->send && !m->complete && (NULL == t->scur[m->peer] || m == t->scur[m->peer])) {
+        if (m->send && !m->pushed && (NULL == t->scur[m->peer] || m == t->scur[m->peer])) {
             t->scur[m->peer] = m;
             gcs_push(t, m);
-            if (m->complete) {
+            if (m->pushed) {
                 t->scur[m->peer] = NULL;
             }
+        }
+        if (m->send && m->pushed && !m->complete) {
+            /* by reference: done once the receiver says so */
+            gcs_ring_ctl_t *rc = gcs_ring(t, t->rank, m->peer);
+            m->complete = __atomic_load_n(&rc->ack[m->seq % GCS_ACKS], __ATOMIC_ACQUIRE) ==
+                          m->seq;
         }
     }
     for (int r = 0; r < t->nranks; ++r) {
@@ -597,6 +654,35 @@ static void gcs_progress(gcs_t *t)
     pthread_mutex_unlock(&t->lock);
 }
 
+int gcs_poll(gcs_t *t)
+{
+    if (t->broken) {
+        return MPI_ERR_OTHER;
+    }
+    gcs_progress(t);
+    return MPI_SUCCESS;
+}
+
+void gcs_recv_done(gcs_t *t, gcs_msg_t *m)
+{
+    if (m->remote) {
+        gcs_ring_ctl_t *rc = gcs_ring(t, m->peer, t->rank);
+        __atomic_store_n(&rc->ack[m->seq % GCS_ACKS], m->seq, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_lock(&t->lock);
+    m->complete = 1;
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* what a message that is not complete waits for, for the timeout's message */
+static const char *gcs_waits_for(const gcs_msg_t *m)
+{
+    if (m->send) {
+        return m->pushed ? "its copy of a message sent by CUDA IPC" : "room for a send";
+    }
+    return m->arrived ? "this rank's copy into the receive buffer" : "a message it receives";
+}
+
 int gcs_wait_test(gcs_t *t, gcs_msg_t *const *m, int n, double since, const char *fn)
 {
     int ret = MPI_SUCCESS;
@@ -609,9 +695,7 @@ int gcs_wait_test(gcs_t *t, gcs_msg_t *const *m, int n, double since, const char
     for (int i = 0; i < n; ++i) {
         if (!m[i]->complete) {
             return gcs_now() - since > t->timeout_s
-                   ? gcs_timed_out(t, fn, m[i]->send ? "room for a send"
-                                   : "a message it receives", m[i]->peer)
-                   : GCS_PENDING;
+                   ? gcs_timed_out(t, fn, gcs_waits_for(m[i]), m[i]->peer) : GCS_PENDING;
         }
     }
     for (int i = 0; i < n; ++i) {

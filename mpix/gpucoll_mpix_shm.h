@@ -31,7 +31,15 @@
  * tail by the receiver).  A receive takes the first message whose tag it
  * accepts, in the order the peer sent them (MPI's non-overtaking rule);
  * sends complete once the ring holds them, so a halo exchange's sends and
- * receives progress together in any wait.
+ * receives progress together in any wait.  A message by reference (the
+ * CUDA IPC path, gpucoll_mpix_p2p_ipc.c) carries, instead of its bytes, a
+ * sequence number and the sender's opaque description of them (att); the
+ * receiver says when it is done with them (gcs_recv_done) in the pair's
+ * acknowledgement slot seq % GCS_ACKS, and only then does the send
+ * complete (at most GCS_ACKS such sends of a pair are unacknowledged).  A
+ * receive is finished by its caller in every case (the bytes still go from
+ * the staging copy to the application's buffer): the transport says it has
+ * arrived, gcs_recv_done completes it.
  *
  * Nothing here waits: a call is a state machine that the library's
  * progress thread (gpucoll_mpix_prog.c) steps until it is done.  CUDA may
@@ -88,21 +96,37 @@ typedef struct {
  * time, in the same order on every rank. */
 int gcs_coll_test(gcs_t *t, const gcs_coll_t *c, gcs_coll_state_t *s, const char *fn);
 
-/* A point-to-point message on host memory. */
+/* the most bytes a message by reference carries instead of its own */
+#define GCS_ATT_MAX 128
+
+/* A point-to-point message on host memory, or by reference. */
 typedef struct gcs_msg {
     int send;
     int peer, tag;            /* tag MPI_ANY_TAG: a receive takes any */
     char *buf;
     size_t bytes;             /* send: its size; receive: the room */
     MPI_Status *status;       /* receive: filled when complete, or MPI_STATUS_IGNORE */
+    const void *att;          /* send by reference: what goes instead of buf */
+    size_t att_bytes;         /* 0: by value */
     /* progress, reset when posted */
     size_t moved, got;
     int hdr, complete, err, got_tag;
+    int pushed;               /* send: all of it is in the ring */
+    int arrived;              /* receive: all of it (or the reference) is here */
+    int remote;               /* receive: by reference, the sender's att in ratt */
+    unsigned long long seq;   /* by reference: the pair's acknowledgement number */
+    char ratt[GCS_ATT_MAX];
     struct gcs_msg *next;     /* the transport's active list */
 } gcs_msg_t;
 
 /* The stream reached the call that posted m. */
 void gcs_post(gcs_t *t, gcs_msg_t *m);
+/* One pass over every posted message (progress thread): MPI_SUCCESS, or
+ * an error once the transport is broken (an earlier timeout). */
+int gcs_poll(gcs_t *t);
+/* Receive m has arrived and its caller is done with it (its bytes are
+ * where they go): it completes, and a sender by reference may go on. */
+void gcs_recv_done(gcs_t *t, gcs_msg_t *m);
 /* One pass over every posted message: GCS_PENDING until the n given are
  * complete, then MPI_SUCCESS or their first error (MPI_ERR_TRUNCATE); a
  * timeout counted from since (gcs_clock) names the peer. */

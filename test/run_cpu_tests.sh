@@ -269,11 +269,13 @@ for np in 1 2 3 4; do
   run "MPICH-style stream program, plain MPI_Init (CUDA runtime + driver stand-ins), np $np" sh -c "
     out=\$($RT $MPIRUN --oversubscribe -np $np $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q 'thread level 0' || { echo \"\$out\"; echo 'not plain MPI_Init'; exit 1; }
+run "GPU halo-exchange test (MPIX_Isend/Irecv_enqueue) skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_halo | grep -q 'SKIP test_gpu_halo: no CUDA device visible'"
     echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
 done
-run "MPICH-style stream program: rank 1 skips a bcast, the others go on after 2 s naming it, np 3" sh -c "
+run "MPICH-style stream program: rank 1 skips a bcast and a receive (by CUDA IPC), the others go on after 2 s naming it, np 3" sh -c "
   out=\$($RT $MPIRUN --oversubscribe -np 3 --mca coll_gpu_timeout 2 $B/test/mpi/test_mpix_stream timeout 2>&1) || { echo \"\$out\"; exit 1; }
-  echo \"\$out\" | grep -q 'waited 2 s for rank 1' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'waited 2 s for rank 1 (its part)' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'waited 2 s for rank 1 (its copy of a message sent by CUDA IPC)' || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
 run "MPICH-style stream demo, plain MPI_Init, eager and 1000 graph replays (CUDA stand-ins), np 2" sh -c "
   out=\$($RT $MPIRUN --oversubscribe -np 2 $B/demo/mpix_enqueue_demo 2>&1) || { echo \"\$out\"; exit 1; }
@@ -286,6 +288,19 @@ run "configure refuses an Open MPI series it has no interface for (6.0), naming 
   cd \$tmp/build && if '$T/configure' -q --with-ompi=\$tmp/ompi6 > out 2>&1; then cat out; exit 1; fi
   grep -q 'Open MPI 6.0 is not supported: coll/gpu builds against Open MPI 4.1.x and 5.0.x' out || { cat out; exit 1; }"
 run "spack recipe compiles and matches configure's options" python3 "$(dirname "$0")/spack/check_recipe.py"
+# point to point between device buffers by CUDA IPC (the runtime stand-in
+# maps the driver stand-in's device memory into the peer), and staged
+for np in 2 4; do
+  run "MPICH-style stream program: point to point by CUDA IPC (stand-ins), np $np" sh -c "
+    out=\$(GPUCOLL_STREAM_VERBOSE=1 $RT $MPIRUN -x GPUCOLL_STREAM_VERBOSE --oversubscribe -np $np $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'point-to-point enqueue by CUDA IPC to $((np - 1)) of $((np - 1)) peers' || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -qE 'rank 0: point-to-point enqueue: [1-9][0-9]* sends by CUDA IPC, [0-9]+ staged; [1-9][0-9]* receives by CUDA IPC' || { echo \"\$out\"; exit 1; }"
+done
+run "MPICH-style stream program: point to point staged with GPUCOLL_STREAM_IPC=0 (stand-ins), np 3" sh -c "
+  out=\$(GPUCOLL_STREAM_IPC=0 GPUCOLL_STREAM_VERBOSE=1 $RT $MPIRUN -x GPUCOLL_STREAM_IPC -x GPUCOLL_STREAM_VERBOSE --oversubscribe -np 3 $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -qE 'rank 0: point-to-point enqueue: 0 sends by CUDA IPC, [1-9][0-9]* staged; 0 receives by CUDA IPC, [1-9][0-9]* staged' || { echo \"\$out\"; exit 1; }"
 run "modulefile under Lmod: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" lmod
 run "modulefile under Environment Modules: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" tcl
 run "man pages render without a warning (man -l --warnings, or groff -man -ww)" sh -c "

@@ -3,7 +3,10 @@
 #   test/gpu/mpix_gpu.sh BUILDDIR OUTDIR      (after ". .gpuhost/setup.sh")
 # test_mpix_stream and demo/mpix_enqueue_demo at np 2 and 4 with a GPU per
 # rank, and np 4 on 2 GPUs (CUDA_VISIBLE_DEVICES=0,1) without and with
-# MPS; then the timeout case.
+# MPS; then the timeout case.  test_gpu_halo (a 2-D halo exchange on
+# MPIX_Isend/Irecv_enqueue, 0 B-64 MiB, eager and graph) with cudaMalloc
+# buffers must send by CUDA IPC (GPUCOLL_STREAM_VERBOSE's count), with
+# cudaMallocAsync ones staged, and mixed.
 # One PASS/FAIL line per case (stdout and OUTDIR/summary.txt), the logs in
 # OUTDIR, a last line "N passed, N failed".  stdbuf keeps rank 0's lines in
 # the log when a run is cut off by LIMIT (a pipe buffers them otherwise).
@@ -22,11 +25,13 @@ pass=0 fail=0
 # tag, what a passing log holds (grep -E), command...
 run() {
   tag=$1 want=$2; shift 2
+  # WANT2: a second pattern the log must hold
   t0=$(date +%s)
   timeout "$LIMIT" "$@" > "$OUT/$tag.log" 2>&1
   rc=$?
   tally=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$OUT/$tag.log" | tail -1)
-  if [ $rc -eq 0 ] && grep -qE "$want" "$OUT/$tag.log"; then
+  if [ $rc -eq 0 ] && grep -qE "$want" "$OUT/$tag.log" &&
+     { [ -z "${WANT2:-}" ] || grep -qE "$WANT2" "$OUT/$tag.log"; }; then
     verdict=PASS pass=$((pass + 1))
   else
     verdict=FAIL fail=$((fail + 1))
@@ -44,14 +49,32 @@ for np in 2 4; do
   run "stream_np${np}" "$SP" $MPI -np $np $SB "$S"
   run "demo_np${np}" "$DP" $MPI -np $np $SB "$D"
 done
+H="$B/test/gpu/test_gpu_halo"
+HP='test_gpu_halo: [1-9][0-9]* passed, 0 failed'
+IPC='rank 0: point-to-point enqueue: [1-9][0-9]* sends by CUDA IPC'
+NOIPC='rank 0: point-to-point enqueue: 0 sends by CUDA IPC, [1-9][0-9]* staged'
+V="env GPUCOLL_STREAM_VERBOSE=1"
+# tag, the second pattern, command...
+halo() {
+  tag=$1 WANT2=$2; shift 2
+  run "$tag" "$HP" "$@"
+  WANT2=
+}
+for np in 2 4; do
+  halo "halo_np${np}_malloc" "$IPC" $V $MPI -np $np $SB "$H" malloc
+done
+halo "halo_np2_async" "$NOIPC" $V $MPI -np 2 $SB "$H" async
+halo "halo_np4_mixed" 'sends by CUDA IPC' $V $MPI -np 4 $SB "$H" mixed
 TWO="env CUDA_VISIBLE_DEVICES=0,1"
 run "stream_np4_2gpu" "$SP" $TWO $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$S"
 run "demo_np4_2gpu" "$DP" $TWO $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$D"
+halo "halo_np4_2gpu_malloc" "$IPC" $TWO $V $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$H"
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
 mkdir -p /tmp/mps /tmp/mpslog && nvidia-cuda-mps-control -d
 M="-x CUDA_VISIBLE_DEVICES -x CUDA_MPS_PIPE_DIRECTORY"
 run "stream_np4_2gpu_mps" "$SP" $TWO $MPI -np 4 $M $SB "$S"
 run "demo_np4_2gpu_mps" "$DP" $TWO $MPI -np 4 $M $SB "$D"
+halo "halo_np4_2gpu_mps_malloc" "$IPC" $TWO $V $MPI -np 4 $M $SB "$H"
 echo quit | nvidia-cuda-mps-control
 unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 sleep 1

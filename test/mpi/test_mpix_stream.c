@@ -21,6 +21,8 @@
  * cudaStreamNonBlocking does not wait for the legacy stream it ran on.
  * No kernel is launched, so it runs on the CUDA stand-ins too (make check).
  * Prints "N passed, N failed" on rank 0; exits 77 without a CUDA device.
+ * "timeout" (with coll_gpu_timeout 2): a rank leaves out a bcast, then a
+ * send is never received; the others' streams go on naming that rank.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -612,6 +614,29 @@ static void timeout_test(void)
     CUDA_OK(cudaFree(d));
 }
 
+/* rank 0 sends 1 MiB to rank 1, which never receives (run with
+ * coll_gpu_timeout 2): by CUDA IPC the send waits for the receiver's copy,
+ * staged for room in the ring; either way rank 0's stream goes on after
+ * the timeout, which stderr names with rank 1, and its next enqueue fails */
+static void p2p_timeout_test(MPIX_Stream s)
+{
+    enum { N = 1 << 18 };
+    MPI_Comm c;
+    int *d, ok = 1;
+    MPIX_Stream_comm_create(MPI_COMM_WORLD, s, &c);
+    CUDA_OK(cudaMalloc((void **) &d, sizeof(int) * N));
+    if (0 == rank && size > 1) {
+        ok = MPI_SUCCESS == MPIX_Send_enqueue(d, N, MPI_INT, 1, 5, c);
+        CUDA_OK(cudaStreamSynchronize(stream));
+        ok = ok && MPI_SUCCESS != MPIX_Send_enqueue(d, N, MPI_INT, 1, 5, c);
+        CUDA_OK(cudaStreamSynchronize(stream));
+    }
+    check(ok, "a send never received: the sender's stream goes on, its next enqueue fails", 0,
+          N);
+    MPI_Comm_free(&c);
+    CUDA_OK(cudaFree(d));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Info info;
@@ -651,6 +676,7 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && 0 == strcmp(argv[1], "timeout")) {
         timeout_test();
+        p2p_timeout_test(s);
     } else {
         for (int graph = 0; graph < 2; ++graph) {
             allreduce_tests(graph);

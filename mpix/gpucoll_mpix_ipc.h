@@ -1,0 +1,56 @@
+/*
+ * The CUDA IPC path of libgpucoll's point-to-point enqueue (not
+ * installed): how a sender names its device buffer to a receiver on the
+ * node and how the receiver copies from it, behind an ops table so that
+ * gpucoll_mpix_p2p.c knows no CUDA IPC call.  Design and why at the top of
+ * gpucoll_mpix_p2p_ipc.c.
+ */
+#ifndef GPUCOLL_MPIX_IPC_H
+#define GPUCOLL_MPIX_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+/* a message's bytes by reference: what goes through the host transport
+ * instead of them (gcs_msg_t's att) */
+typedef struct {
+    unsigned char handle[64];  /* the allocation's cudaIpcMemHandle_t */
+    uint64_t base;             /* the allocation in the sender's address space */
+    uint64_t id;               /* its buffer id there: an address comes back after a free */
+    uint64_t offset;           /* the message in it */
+    int32_t pid;               /* the sender */
+    int32_t pad;
+} gc_ipc_ref_t;
+
+/* one copy of the progress thread into a receive buffer */
+typedef struct {
+    void *event;               /* cudaEvent_t, made on first use */
+    int dev;                   /* the receive buffer's device */
+} gc_ipc_copy_t;
+
+typedef struct {
+    const char *name;
+    /* MPIX_Stream_comm_create, collective: ok[q] (n bytes, malloc'd) says
+     * whether peer q maps this rank's buffers (it opened a probe's handle) */
+    int (*setup)(MPI_Comm comm, unsigned char **ok);
+    /* application's thread: describe [buf, buf + bytes); 0 where the memory
+     * has no IPC handle (host, managed, cudaMallocAsync pools, VMM) */
+    int (*export_buf)(const void *buf, size_t bytes, gc_ipc_ref_t *ref);
+    /* application's thread: the device a copy into buf runs on */
+    int (*device_of)(const void *buf);
+    /* progress thread: copy bytes into dst from src, or, with ref, from the
+     * sender's buffer it names (mapped once per allocation); 0 when
+     * started, else -1 and why */
+    int (*copy_start)(gc_ipc_copy_t *cp, void *dst, const void *src, const gc_ipc_ref_t *ref,
+                      size_t bytes, const char **why);
+    /* progress thread: 1 done, 0 not yet, -1 failed (why) */
+    int (*copy_test)(gc_ipc_copy_t *cp, const char **why);
+    /* the descriptor goes (application's thread) */
+    void (*copy_free)(gc_ipc_copy_t *cp);
+} gc_ipc_ops_t;
+
+extern const gc_ipc_ops_t gc_ipc_cuda_ops;
+
+#endif /* GPUCOLL_MPIX_IPC_H */

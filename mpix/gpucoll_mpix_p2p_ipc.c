@@ -1,0 +1,431 @@
+/*
+ * Point-to-point enqueue between device buffers of ranks on one node over
+ * CUDA IPC: one device-to-device copy, by the receiver's GPU's copy
+ * engines over NVLink (or PCIe), no host staging.
+ *
+ * Why this shape: the receiver's copy needs the sender's address, known
+ * only once the message is matched, after both enqueues have returned (an
+ * eager call's stream work is issued, a captured one's is in a graph).  So
+ * the copy is not stream work of either application stream: the library's
+ * progress thread (gpucoll_mpix_prog.c), which may call CUDA as it is not
+ * CUDA's host-function thread, issues it on a stream of its own once the
+ * message is matched, and the application streams wait on the GPU for
+ * flags, as for every other call of the transport:
+ *
+ *   sender's stream:   host function posts the message, whose bytes are
+ *                      (IPC handle, offset, allocation id, pid) instead of
+ *                      the payload -> at the wait, waits for the flag that
+ *                      the receiver's "done" sets
+ *   receiver's stream: host function posts the receive -> at the wait,
+ *                      waits for its flag
+ *   receiver's progress thread: matches the message through the host
+ *                      transport (MPI's order and tags), opens the handle
+ *                      (cached per allocation), cudaMemcpyAsync from the
+ *                      peer's buffer into the receive buffer, an event;
+ *                      when it has passed, writes the pair's "done" slot
+ *                      (gcs_recv_done) and the receive's flag
+ *
+ * A host function runs once the stream's earlier work is done, so the
+ * sender's data are in place when the receiver may read them, and the
+ * receive buffer's earlier readers are done before the copy writes it.
+ * Nothing waits in a host function and nothing calls Open MPI; a captured
+ * call replays as it ran (its descriptor and the reference to the
+ * sender's allocation live as long as the communicator); every wait is the
+ * transport's, bounded by coll_gpu_timeout and naming the peer.  The same
+ * progress-thread copy takes a message that came by value from the pinned
+ * staging into the receive buffer: the receiver's stream cannot know at
+ * enqueue time which of the two the sender chose, and so writes only the
+ * bytes that came.  Why not a kernel on the receiver's stream that waits
+ * for a "ready" flag and reads the sender's pointer from a pinned
+ * descriptor: it would spin on SMs while the peer is late, need device
+ * code in this library, and still need the progress thread to open the
+ * handle; the copy engines move a large message at the link's rate with
+ * no SM.  What it costs: a small message pays the progress thread's round
+ * (host function, match, cudaMemcpyAsync, event) before the flag.
+ *
+ * Who takes which path: each sender decides per message (its buffer has a
+ * legacy IPC handle: cudaMalloc'd, not a cudaMallocAsync pool, managed or
+ * host memory), among the peers that opened a probe of its at
+ * MPIX_Stream_comm_create (a peer that cannot open it answers no there);
+ * the receiver takes either.  GPUCOLL_STREAM_IPC=0 turns the path off.
+ *
+ * The sender's handles are cached per allocation (address and buffer id);
+ * the receiver's mappings per (sender pid, allocation base), replaced when
+ * the id there changes (the sender freed and allocated again, which MPI
+ * allows only after the sends from it completed, i.e. after this
+ * process's copies from it are done), else kept until the process ends.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "mpix/gpucoll_mpix_ipc.h"
+
+#define GC_IPC_MAX_DEV 64
+
+enum {  /* CUpointer_attribute */
+    GC_PA_MEMORY_TYPE = 2, GC_PA_BUFFER_ID = 7, GC_PA_IS_MANAGED = 8, GC_PA_RANGE_START = 11,
+    GC_PA_MEMPOOL_HANDLE = 17
+};
+#define GC_MEMORYTYPE_DEVICE 2u
+
+typedef int (*gc_attrs_fn_t)(unsigned n, int *attrs, void **vals, unsigned long long ptr);
+
+typedef struct {
+    uint64_t base, id;
+    unsigned char handle[64];
+} gc_export_t;
+
+typedef struct {
+    int32_t pid;
+    uint64_t base, id;
+    void *mapped;
+} gc_import_t;
+
+static struct {
+    pthread_mutex_t lock;
+    gc_export_t *ex;
+    int nex, capex;
+    gc_import_t *im;
+    int nim, capim;
+    cudaStream_t streams[GC_IPC_MAX_DEV];   /* the progress thread's, per device */
+} gc_ipc = { PTHREAD_MUTEX_INITIALIZER };
+
+static gc_attrs_fn_t gc_attrs_fn;
+
+static void gc_attrs_find(void)
+{
+    void *h, *p = dlsym(RTLD_DEFAULT, "cuPointerGetAttributes");
+    if (NULL == p && NULL != (h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))) {
+        p = dlsym(h, "cuPointerGetAttributes");
+    }
+    gc_attrs_fn = (gc_attrs_fn_t) p;
+}
+
+static int gc_ipc_enabled(void)
+{
+    const char *env = getenv("GPUCOLL_STREAM_IPC");
+    return NULL == env || 0 != strcmp(env, "0");
+}
+
+/* the allocation holding buf and its id, where it may have an IPC handle */
+static int gc_range(const void *buf, uint64_t *base, uint64_t *id)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    unsigned type = 0;
+    int managed = 0;
+    unsigned long long start = 0, bid = 0;
+    void *pool = NULL;
+    int attrs[5] = { GC_PA_MEMORY_TYPE, GC_PA_IS_MANAGED, GC_PA_RANGE_START, GC_PA_BUFFER_ID,
+                     GC_PA_MEMPOOL_HANDLE };
+    void *vals[5] = { &type, &managed, &start, &bid, &pool };
+
+    pthread_once(&once, gc_attrs_find);
+    /* an old driver without the pool attribute fails the query: no IPC */
+    if (NULL == gc_attrs_fn || NULL == buf ||
+        0 != gc_attrs_fn(5, attrs, vals, (unsigned long long) (uintptr_t) buf) ||
+        GC_MEMORYTYPE_DEVICE != type || managed || NULL != pool || 0 == start) {
+        return 0;
+    }
+    *base = start;
+    *id = bid;
+    return 1;
+}
+
+/* the handle of the allocation at base, cached */
+static int gc_handle(uint64_t base, uint64_t id, unsigned char *handle)
+{
+    cudaIpcMemHandle_t h;
+    cudaError_t err;
+    int i;
+
+    pthread_mutex_lock(&gc_ipc.lock);
+    for (i = 0; i < gc_ipc.nex; ++i) {
+        if (gc_ipc.ex[i].base == base && gc_ipc.ex[i].id == id) {
+            memcpy(handle, gc_ipc.ex[i].handle, 64);
+            pthread_mutex_unlock(&gc_ipc.lock);
+            return 1;
+        }
+    }
+    pthread_mutex_unlock(&gc_ipc.lock);
+    err = cudaIpcGetMemHandle(&h, (void *) (uintptr_t) base);
+    if (cudaSuccess != err) {
+        (void) cudaGetLastError();
+        return 0;
+    }
+    memcpy(handle, &h, 64);
+    pthread_mutex_lock(&gc_ipc.lock);
+    for (i = 0; i < gc_ipc.nex && !(gc_ipc.ex[i].base == base); ++i) {
+    }
+    if (i == gc_ipc.nex && gc_ipc.nex == gc_ipc.capex) {
+        const int cap = gc_ipc.capex ? 2 * gc_ipc.capex : 16;
+        gc_export_t *p = realloc(gc_ipc.ex, (size_t) cap * sizeof(*p));
+        if (NULL != p) {
+            gc_ipc.ex = p;
+            gc_ipc.capex = cap;
+        }
+    }
+    if (i < gc_ipc.capex) {
+        /* an address freed and allocated again replaces its entry */
+        gc_ipc.ex[i].base = base;
+        gc_ipc.ex[i].id = id;
+        memcpy(gc_ipc.ex[i].handle, handle, 64);
+        gc_ipc.nex += i == gc_ipc.nex;
+    }
+    pthread_mutex_unlock(&gc_ipc.lock);
+    return 1;
+}
+
+/* while the application captures (in global mode) a query may count as
+ * unsafe: the calls on its thread are made in relaxed mode */
+static int gc_cuda_export(const void *buf, size_t bytes, gc_ipc_ref_t *ref)
+{
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    uint64_t base, id;
+    int ok;
+
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    ok = 0 != bytes && gc_range(buf, &base, &id) && gc_handle(base, id, ref->handle);
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    if (!ok) {
+        return 0;
+    }
+    ref->base = base;
+    ref->id = id;
+    ref->offset = (uint64_t) (uintptr_t) buf - base;
+    ref->pid = (int32_t) getpid();
+    ref->pad = 0;
+    return 1;
+}
+
+static int gc_cuda_device_of(const void *buf)
+{
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    struct cudaPointerAttributes a;
+    int dev = 0;
+
+    memset(&a, 0, sizeof(a));
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    if (cudaSuccess == cudaPointerGetAttributes(&a, buf) &&
+        (cudaMemoryTypeDevice == a.type || cudaMemoryTypeManaged == a.type) && a.device >= 0) {
+        dev = a.device;
+    } else {
+        (void) cudaGetLastError();
+        if (cudaSuccess != cudaGetDevice(&dev)) {
+            dev = 0;
+        }
+    }
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    return dev;
+}
+
+static cudaError_t gc_open(const unsigned char *handle, void **p)
+{
+    cudaIpcMemHandle_t h;
+    memcpy(&h, handle, 64);
+    return cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess);
+}
+
+/* progress thread: this process's address of the sender's allocation */
+static void *gc_import(const gc_ipc_ref_t *ref, const char **why)
+{
+    void *p = NULL;
+    cudaError_t err;
+    int i;
+
+    pthread_mutex_lock(&gc_ipc.lock);
+    for (i = 0; i < gc_ipc.nim; ++i) {
+        gc_import_t *e = &gc_ipc.im[i];
+        if (e->pid == ref->pid && e->base == ref->base) {
+            if (e->id == ref->id) {
+                pthread_mutex_unlock(&gc_ipc.lock);
+                return e->mapped;
+            }
+            /* the sender's allocation there is another one now */
+            (void) cudaIpcCloseMemHandle(e->mapped);
+            break;
+        }
+    }
+    if (i == gc_ipc.nim && gc_ipc.nim == gc_ipc.capim) {
+        const int cap = gc_ipc.capim ? 2 * gc_ipc.capim : 16;
+        gc_import_t *q = realloc(gc_ipc.im, (size_t) cap * sizeof(*q));
+        if (NULL == q) {
+            pthread_mutex_unlock(&gc_ipc.lock);
+            *why = "no memory for the CUDA IPC mapping cache";
+            return NULL;
+        }
+        gc_ipc.im = q;
+        gc_ipc.capim = cap;
+    }
+    err = gc_open(ref->handle, &p);
+    if (cudaSuccess != err) {
+        (void) cudaGetLastError();
+        if (i < gc_ipc.nim) {   /* its old mapping is closed: the entry goes */
+            gc_ipc.im[i] = gc_ipc.im[--gc_ipc.nim];
+        }
+        pthread_mutex_unlock(&gc_ipc.lock);
+        *why = cudaGetErrorString(err);
+        return NULL;
+    }
+    gc_ipc.im[i] = (gc_import_t) { ref->pid, ref->base, ref->id, p };
+    gc_ipc.nim += i == gc_ipc.nim;
+    pthread_mutex_unlock(&gc_ipc.lock);
+    return p;
+}
+
+/* progress thread: its own stream on dev, made on first use.  Its calls
+ * are made in relaxed mode: a capture of another thread does not bar them */
+static cudaStream_t gc_stream(int dev, const char **why)
+{
+    static __thread int relaxed;
+    cudaError_t err;
+
+    if (!relaxed) {
+        enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+        (void) cudaThreadExchangeStreamCaptureMode(&mode);
+        relaxed = 1;
+    }
+    if (dev < 0 || dev >= GC_IPC_MAX_DEV) {
+        *why = "a device ordinal above the library's 64";
+        return NULL;
+    }
+    err = cudaSetDevice(dev);
+    if (cudaSuccess == err && NULL == gc_ipc.streams[dev]) {
+        err = cudaStreamCreateWithFlags(&gc_ipc.streams[dev], cudaStreamNonBlocking);
+    }
+    if (cudaSuccess != err) {
+        (void) cudaGetLastError();
+        *why = cudaGetErrorString(err);
+        return NULL;
+    }
+    return gc_ipc.streams[dev];
+}
+
+static int gc_cuda_copy_start(gc_ipc_copy_t *cp, void *dst, const void *src,
+                              const gc_ipc_ref_t *ref, size_t bytes, const char **why)
+{
+    cudaStream_t st = gc_stream(cp->dev, why);
+    cudaError_t err;
+
+    if (NULL == st) {
+        return -1;
+    }
+    if (NULL != ref) {
+        const char *base = gc_import(ref, why);
+        if (NULL == base) {
+            return -1;
+        }
+        src = base + ref->offset;
+    }
+    err = NULL != cp->event ? cudaSuccess
+          : cudaEventCreateWithFlags((cudaEvent_t *) &cp->event, cudaEventDisableTiming);
+    if (cudaSuccess == err) {
+        err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st);
+    }
+    if (cudaSuccess == err) {
+        err = cudaEventRecord((cudaEvent_t) cp->event, st);
+    }
+    if (cudaSuccess != err) {
+        (void) cudaGetLastError();
+        *why = cudaGetErrorString(err);
+        return -1;
+    }
+    return 0;
+}
+
+static int gc_cuda_copy_test(gc_ipc_copy_t *cp, const char **why)
+{
+    const cudaError_t err = cudaEventQuery((cudaEvent_t) cp->event);
+    if (cudaSuccess == err) {
+        return 1;
+    }
+    if (cudaErrorNotReady == err) {
+        return 0;
+    }
+    (void) cudaGetLastError();
+    *why = cudaGetErrorString(err);
+    return -1;
+}
+
+static void gc_cuda_copy_free(gc_ipc_copy_t *cp)
+{
+    if (NULL != cp->event) {
+        (void) cudaEventDestroy((cudaEvent_t) cp->event);
+        cp->event = NULL;
+    }
+}
+
+/* a probe of every rank opened by every other: which pairs map */
+static int gc_cuda_setup(MPI_Comm comm, unsigned char **ok_out)
+{
+    struct {
+        gc_ipc_ref_t ref;
+        int valid;
+    } mine, *all = NULL;
+    unsigned char *can = NULL, *ok = NULL;
+    void *probe = NULL;
+    int n, me, ret;
+
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    memset(&mine, 0, sizeof(mine));
+    all = calloc((size_t) n, sizeof(*all));
+    can = calloc((size_t) n, 1);
+    ok = calloc((size_t) n, 1);
+    if (NULL == all || NULL == can || NULL == ok) {
+        free(all);
+        free(can);
+        free(ok);
+        return MPI_ERR_NO_MEM;
+    }
+    /* every rank takes part, also those that do not offer the path */
+    if (gc_ipc_enabled() && cudaSuccess == cudaMalloc(&probe, 256)) {
+        mine.valid = gc_cuda_export(probe, 256, &mine.ref);
+    }
+    (void) cudaGetLastError();
+    ret = MPI_Allgather(&mine, (int) sizeof(mine), MPI_BYTE, all, (int) sizeof(mine), MPI_BYTE,
+                        comm);
+    for (int q = 0; MPI_SUCCESS == ret && q < n; ++q) {
+        void *p = NULL;
+        if (q == me || !mine.valid || !all[q].valid) {
+            continue;
+        }
+        if (cudaSuccess == gc_open(all[q].ref.handle, &p)) {
+            can[q] = 1;
+            (void) cudaIpcCloseMemHandle(p);
+        }
+        (void) cudaGetLastError();
+    }
+    /* rank q learns whether this rank maps q's buffers; every probe is
+     * closed before any is freed */
+    if (MPI_SUCCESS == ret) {
+        ret = MPI_Alltoall(can, 1, MPI_BYTE, ok, 1, MPI_BYTE, comm);
+    }
+    if (NULL != probe) {
+        (void) cudaFree(probe);
+    }
+    free(all);
+    free(can);
+    if (MPI_SUCCESS != ret) {
+        free(ok);
+        return ret;
+    }
+    *ok_out = ok;
+    return MPI_SUCCESS;
+}
+
+const gc_ipc_ops_t gc_ipc_cuda_ops = {
+    .name = "CUDA IPC",
+    .setup = gc_cuda_setup,
+    .export_buf = gc_cuda_export,
+    .device_of = gc_cuda_device_of,
+    .copy_start = gc_cuda_copy_start,
+    .copy_test = gc_cuda_copy_test,
+    .copy_free = gc_cuda_copy_free,
+};
