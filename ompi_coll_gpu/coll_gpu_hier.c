@@ -180,7 +180,11 @@ static int mca_coll_gpu_channels_wanted(void)
     return want;
 }
 
-static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of, uint64_t host)
+/* threads: a rank runs MPI_THREAD_MULTIPLE, so this communicator's
+ * collectives may run while another's do on another thread: its UCX
+ * endpoints get workers of their own (ucx_transport/gpu_ucx.h) */
+static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of, uint64_t host,
+                                   int threads)
 {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const int rank = ompi_comm_rank(m->comm);
@@ -230,6 +234,7 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     up.comm_id = mca_coll_gpu_comm_id(m->comm);
     up.host_id = host;
     up.rndv_thresh = c->net_rndv_thresh;
+    up.own_worker = threads;
     up.channel = 0;
     st_net = gpu_ucx_create(&mca_coll_gpu_comm_boot, m->comm, rank, layout.nranks, &up, &m->net);
     if (GPU_OK != st_net) {
@@ -309,14 +314,9 @@ int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret
     } else if (!c->hier) {
         opal_output_verbose(1, c->output, "coll/gpu: %s spans %d nodes, coll_gpu_hier is 0: "
                             "device collectives staged", m->comm->c_name, nnodes);
-    } else if (threads) {
-        /* one UCX worker, single-threaded, serves every communicator */
-        opal_output_verbose(1, c->output, "coll/gpu: %s spans %d nodes and a rank runs "
-                            "MPI_THREAD_MULTIPLE: device collectives staged", m->comm->c_name,
-                            nnodes);
     } else {
 #if GPUCOLL_HAVE_UCX
-        if (mca_coll_gpu_hier_build(m, node_of, host)) {
+        if (mca_coll_gpu_hier_build(m, node_of, host, threads)) {
             m->boot = MCA_COLL_GPU_BOOT_HIER;
         } else {
             mca_coll_gpu_hier_free(m);

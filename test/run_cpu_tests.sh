@@ -244,6 +244,15 @@ if [ -x "$B/test/mpi/test_inter" ]; then
     run "UCX transport + inter-node algorithms, host memory, shared memory, np $np" env UCX_TLS=sm,self $MPIRUN --oversubscribe -np $np "$B/test/mpi/test_inter" --quick
   done
 fi
+# the staged inter-node pipeline on channel threads (each rank its own node,
+# slot copies on the CUDA runtime stand-in), against the calling thread alone
+if [ -x "$B/test/mpi/test_hier_chan" ]; then
+  for cfg in "tcp,self 2 1" "tcp,self 3 4" "sm,self 2 8" "sm,self 4 4" "sm,self 3 2 262144" \
+             "tcp,self 2 4 65536 threads" "sm,self 3 2 65536 threads"; do
+    set -- $cfg
+    run "staged pipeline, $3 channel(s), UCX_TLS=$1, np $2${4:+, slots of $4 bytes}${5:+, two hierarchies on two threads with workers of their own}" env UCX_TLS=$1 LD_LIBRARY_PATH=$B/test/fake/rt:$B/test/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} $MPIRUN --oversubscribe -np $2 "$B/test/mpi/test_hier_chan" $3 $4 $5
+  done
+fi
 run "GPU allreduce test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_allreduce | grep -q SKIP"
 for np in 1 2 4; do
   run "staged path's host ops: this project's functors behind MPI ops, np $np" $MPIRUN --oversubscribe -np $np "$B/test/mpi/test_hostop"

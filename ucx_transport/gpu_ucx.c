@@ -1,5 +1,6 @@
 #include "ucx_transport/gpu_ucx.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@ static struct {
     int cuda;                 /* UCX takes CUDA memory */
     char rail[128];
 } gpu_ucx_proc;
+/* communicators may be set up on several threads at once (MPI_THREAD_MULTIPLE) */
+static pthread_mutex_t gpu_ucx_proc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct gpu_net {
     int rank;
@@ -31,7 +34,9 @@ struct gpu_net {
     char *addrs;              /* nranks worker addresses, addr_stride apart */
     ucp_ep_h *eps;            /* created at first use */
     ucs_status_t *ep_status;  /* set by the error handler */
-    ucp_worker_h worker;      /* this channel's */
+    ucp_worker_h worker;      /* this channel's, or this communicator's own */
+    int own;                  /* worker made for this endpoint set alone */
+    ucp_address_t *own_addr;
     uint64_t *hosts;          /* host of each rank */
     char desc[256];
 };
@@ -54,30 +59,34 @@ typedef struct {
         }                                                                                  \
     } while (0)
 
-/* the worker of channel c, made on first use */
-static gpu_status_t gpu_ucx_proc_worker(int c)
+static gpu_status_t gpu_ucx_worker_new(ucp_worker_h *w, ucp_address_t **addr, size_t *len)
 {
     ucp_worker_params_t wp;
     gpu_status_t st = GPU_OK;
 
-    if (NULL != gpu_ucx_proc.worker[c]) {
-        return GPU_OK;
-    }
     memset(&wp, 0, sizeof(wp));
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
     /* each worker is driven by one thread at a time (a call's own thread or
      * one channel thread of it) */
     wp.thread_mode = UCS_THREAD_MODE_SINGLE;
-    GPU_UCX_CHECK(ucp_worker_create(gpu_ucx_proc.ctx, &wp, &gpu_ucx_proc.worker[c]), err_out);
-    GPU_UCX_CHECK(ucp_worker_get_address(gpu_ucx_proc.worker[c], &gpu_ucx_proc.addr[c],
-                                         &gpu_ucx_proc.addr_len[c]), err_worker);
+    GPU_UCX_CHECK(ucp_worker_create(gpu_ucx_proc.ctx, &wp, w), err_out);
+    GPU_UCX_CHECK(ucp_worker_get_address(*w, addr, len), err_worker);
     return GPU_OK;
 
 err_worker:
-    ucp_worker_destroy(gpu_ucx_proc.worker[c]);
-    gpu_ucx_proc.worker[c] = NULL;
+    ucp_worker_destroy(*w);
+    *w = NULL;
 err_out:
     return st;
+}
+
+/* the worker of channel c, made on first use */
+static gpu_status_t gpu_ucx_proc_worker(int c)
+{
+    return NULL != gpu_ucx_proc.worker[c]
+               ? GPU_OK
+               : gpu_ucx_worker_new(&gpu_ucx_proc.worker[c], &gpu_ucx_proc.addr[c],
+                                    &gpu_ucx_proc.addr_len[c]);
 }
 
 static gpu_status_t gpu_ucx_proc_init(const gpu_ucx_params_t *p)
@@ -156,21 +165,36 @@ gpu_status_t gpu_ucx_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int 
     gpu_status_t st, local;
     const int chan = p->channel;
     int i, all_cuda = 1, inited;
+    const ucp_address_t *addr;
+    size_t addr_len = 0;
 
     memset(&mine, 0, sizeof(mine));
-    local = chan < 0 || chan >= GPU_UCX_MAX_CHANNELS ? GPU_ERR_INVALID : gpu_ucx_proc_init(p);
+    hdrs = calloc((size_t) nranks, sizeof(*hdrs));
+    n = calloc(1, sizeof(*n));
+    pthread_mutex_lock(&gpu_ucx_proc_lock);
+    local = chan < 0 || chan >= GPU_UCX_MAX_CHANNELS ? GPU_ERR_INVALID
+            : NULL == hdrs || NULL == n ? GPU_ERR_NO_MEMORY : gpu_ucx_proc_init(p);
     inited = GPU_OK == local;
-    if (inited) {
+    if (inited && p->own_worker) {
+        /* MPI_THREAD_MULTIPLE: communicators run at once on several threads,
+         * and a worker is driven by one thread at a time */
+        local = gpu_ucx_worker_new(&n->worker, &n->own_addr, &addr_len);
+        n->own = GPU_OK == local;
+    } else if (inited) {
         local = gpu_ucx_proc_worker(chan);
+        if (GPU_OK == local) {
+            n->worker = gpu_ucx_proc.worker[chan];
+            addr_len = gpu_ucx_proc.addr_len[chan];
+        }
     }
+    pthread_mutex_unlock(&gpu_ucx_proc_lock);
+    addr = NULL != n && n->own ? n->own_addr : GPU_OK == local ? gpu_ucx_proc.addr[chan] : NULL;
     mine.status = (int32_t) local;
     mine.host = p->host_id;
     if (GPU_OK == local) {
-        mine.addr_len = gpu_ucx_proc.addr_len[chan];
+        mine.addr_len = addr_len;
         mine.cuda = gpu_ucx_proc.cuda;
     }
-    hdrs = calloc((size_t) nranks, sizeof(*hdrs));
-    n = calloc(1, sizeof(*n));
     if (NULL == hdrs || NULL == n) {
         st = GPU_ERR_NO_MEMORY;   /* the peers find out at the next bootstrap call */
         goto err_free;
@@ -203,7 +227,7 @@ gpu_status_t gpu_ucx_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int 
         st = GPU_ERR_NO_MEMORY;
         goto err_free;
     }
-    memcpy(pad, gpu_ucx_proc.addr[chan], gpu_ucx_proc.addr_len[chan]);
+    memcpy(pad, addr, addr_len);
     if (GPU_OK != ops->allgather(ctx, pad, n->addrs, stride)) {
         st = GPU_ERR_BOOTSTRAP;
         goto err_free;
@@ -219,7 +243,6 @@ gpu_status_t gpu_ucx_create(const gpu_boot_ops_t *ops, void *ctx, int rank, int 
     }
     n->rank = rank;
     n->nranks = nranks;
-    n->worker = gpu_ucx_proc.worker[chan];
     n->cid = p->comm_id;
     n->timeout_s = p->timeout_s > 0 ? p->timeout_s : 60.0;
     n->direct = all_cuda && 0 != p->direct;
@@ -238,12 +261,18 @@ err_free:
         free(n->ep_status);
         free(n->eps);
         free(n->addrs);
+        if (n->own) {
+            ucp_worker_release_address(n->worker, n->own_addr);
+            ucp_worker_destroy(n->worker);
+        }
     }
     free(pad);
     free(n);
     free(hdrs);
     if (inited) {
+        pthread_mutex_lock(&gpu_ucx_proc_lock);
         gpu_ucx_proc_fini();
+        pthread_mutex_unlock(&gpu_ucx_proc_lock);
     }
     return st;
 }
@@ -278,12 +307,18 @@ void gpu_ucx_destroy(gpu_net_t *n)
             gpu_ucx_drain(n->worker, ucp_ep_close_nbx(n->eps[i], &rp), 1.0);
         }
     }
+    if (n->own) {
+        ucp_worker_release_address(n->worker, n->own_addr);
+        ucp_worker_destroy(n->worker);
+    }
     free(n->hosts);
     free(n->ep_status);
     free(n->eps);
     free(n->addrs);
     free(n);
+    pthread_mutex_lock(&gpu_ucx_proc_lock);
     gpu_ucx_proc_fini();
+    pthread_mutex_unlock(&gpu_ucx_proc_lock);
 }
 
 int gpu_ucx_direct(const gpu_net_t *n)

@@ -9,7 +9,10 @@
  *   (util/gpu_boot.h).  Channels exist so that several threads can move
  *   and fold slices of one collective at once (hier/gpu_hier_chan.c): over
  *   shared memory or TCP each transfer is a copy by one core, so one worker
- *   caps a collective at one core's copy rate.
+ *   caps a collective at one core's copy rate.  Under MPI_THREAD_MULTIPLE
+ *   the communicators of a process may run collectives on several threads
+ *   at once, so there each communicator's channels get workers of their own
+ *   (own_worker) instead of the process's.
  * - Tagged messaging (ucp_tag_send_nbx/recv_nbx): the collectives are
  *   sequences of matched pairwise transfers of known length, which is what
  *   tag matching expresses; UCX picks eager or rendezvous (zero-copy get)
@@ -48,6 +51,7 @@ typedef struct {
                                   is asked for between hosts only) */
     int channel;               /* worker: 0..GPU_UCX_MAX_CHANNELS-1, same on every rank */
     size_t rndv_thresh;        /* UCX RNDV_THRESH unless UCX_RNDV_THRESH is set; 0: UCX's */
+    int own_worker;            /* a worker of this endpoint set's own (MPI_THREAD_MULTIPLE) */
 } gpu_ucx_params_t;
 
 #define GPU_UCX_MAX_CHANNELS 16

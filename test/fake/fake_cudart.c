@@ -730,3 +730,31 @@ int fk_drv_ipc_range(cu_ptr_t p, int *fd, size_t *off, size_t *size, unsigned lo
 {
     return drv_ready() && NULL != drv.ipc_range ? drv.ipc_range(p, fd, off, size, id) : 1;
 }
+
+/* ---- a stream's state and its waits on events (the staged pipeline's) ----- */
+
+cudaError_t cudaStreamQuery(cudaStream_t s)
+{
+    FK_API();
+    struct CUstream_st *q = NULL != s ? s : legacy;
+    int idle;
+    if (NULL == q) {
+        return cudaSuccess;   /* the legacy stream has had no work */
+    }
+    pthread_mutex_lock(&q->lock);
+    idle = q->head == q->q.n && !q->busy;
+    pthread_mutex_unlock(&q->lock);
+    return idle ? cudaSuccess : cudaErrorNotReady;
+}
+
+/* the stream holds until the event has passed its latest record (the low
+ * 32 bits of its count, compared as cuStreamWaitValue32's GEQ does) */
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+    FK_API();
+    const unsigned long long target = __atomic_load_n(&e->recorded, __ATOMIC_ACQUIRE);
+    const fop_t o = { .kind = OP_WAIT, .dst = &e->passed, .value = (int) (uint32_t) target,
+                      .flags = 0 };
+    (void) flags;
+    return 0 == target ? cudaSuccess : submit(s, &o);
+}
