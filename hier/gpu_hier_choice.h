@@ -67,7 +67,7 @@ typedef struct {
     size_t slice;                  /* pipeline slice: net_bytes in nslices, the last one short */
     size_t nslices;
     size_t last;
-    size_t net_slice;              /* what one slice hands the algorithm (allgather: a node's block) */
+    size_t net_slice;              /* a slice's bytes to the algorithm (allgather: a node block) */
     size_t net_last;
     gpu_inter_algo_t algo;         /* allreduce: the full slices' choice and the last one's */
     gpu_inter_algo_t algo_last;

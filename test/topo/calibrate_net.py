@@ -93,7 +93,9 @@ def fit(a, coll, rows):
         smy = sum(p[1] * (t - p[0]) / t ** 2 for p, t in pts)
         swy = sum(p[2] * (t - p[0]) / t ** 2 for p, t in pts)
         det = smm * sww - smw * smw
-        na, x = ((smy * sww - swy * smw) / det, (smm * swy - smw * smy) / det) if det > 0 else (-1, 0)
+        na, x = (-1, 0)
+        if det > 0:
+            na, x = (smy * sww - swy * smw) / det, (smm * swy - smw * smy) / det
         if na < 0:
             na, x = 0.0, swy / sww if sww > 0 else 0.0
         if x <= 0:

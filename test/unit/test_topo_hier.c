@@ -179,7 +179,8 @@ static void test_layouts(void)
           "even nodes: rails (%s)", label);
     gpu_hier_choose(&uneven, GPU_HIER_ALLREDUCE, 1 << 20, 4, &ch);
     gpu_hier_label(&ch, label, sizeof(label));
-    CHECK(!ch.rails && (1 << 20) == ch.net_bytes && 0 == strncmp(label, "hier leaders: reduce/", 21),
+    CHECK(!ch.rails && (1 << 20) == ch.net_bytes &&
+              0 == strncmp(label, "hier leaders: reduce/", 21),
           "uneven nodes: leaders with the whole buffer (%s)", label);
     gpu_hier_choose(&even, GPU_HIER_BCAST, 1 << 20, 1, &ch);
     gpu_hier_label(&ch, label, sizeof(label));
@@ -247,10 +248,11 @@ static void test_component_table(void)
         fclose(f);
     }
     for (int c = 0; c < GPU_HIER_NCOLLS; ++c) {
-        CHECK(found[c], "the component runs %s hierarchically", gpu_hier_coll_name((gpu_hier_coll_t) c));
+        CHECK(found[c], "the component runs %s hierarchically",
+              gpu_hier_coll_name((gpu_hier_coll_t) c));
     }
-    CHECK(rows > 0 && 0 == extra, "no hierarchical collective the plan misses (%d rows, %d unknown)",
-          rows, extra);
+    CHECK(rows > 0 && 0 == extra,
+          "no hierarchical collective the plan misses (%d rows, %d unknown)", rows, extra);
 }
 
 int main(int argc, char **argv)
