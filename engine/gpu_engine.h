@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "engine/gpu_plan.h"
 #include "kernels/gpu_kernels.h"
 #include "kernels/gpu_types.h"
 #include "util/gpu_boot.h"
@@ -155,6 +156,20 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *comm, const void *in, void 
 gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *comm, const char *what,
                              const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt,
                              gpu_engine_req_t *req);
+
+/*
+ * A reduction of elements wider than the kernels' 16-byte pieces
+ * (MPI_LONG_DOUBLE_INT; engine/gpu_plan.h, gpu_plan_wide, says why): the
+ * inputs are moved as bytes into an area of this communicator's, then
+ * folded there in rank order.  Blocking (req NULL): both, the result in
+ * place on return.  Nonblocking: the movement; once gpu_engine_req_test
+ * says GPU_OK the caller completes the call with gpu_engine_wide_fold (the
+ * same w).  A communicator's calls run one at a time (its requests in
+ * order, a blocking call after them), so they share the area.
+ */
+gpu_status_t gpu_engine_wide(gpu_engine_comm_t *comm, const char *what, const gpu_wide_t *w,
+                             gpu_engine_req_t *req);
+gpu_status_t gpu_engine_wide_fold(gpu_engine_comm_t *comm, const gpu_wide_t *w);
 
 /* GPU_OK when done (the request is then released), GPU_INPROGRESS, or an
  * error (released too).  Nonblocking calls run as host-paced rounds (no

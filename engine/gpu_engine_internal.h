@@ -116,6 +116,10 @@ struct gpu_engine_comm {
     size_t sb_off, sb_bytes, sb_slot;        /* the bulk region, its slots */
     char *sb_stage;                          /* pageable arguments of bulk calls (at the
                                                 first such call: 2 * nranks slots) */
+    /* reductions of wide elements (gpu_engine_wide): the inputs they fold,
+     * grown at the first call that needs more */
+    char *wide_area;
+    size_t wide_bytes;
 };
 
 

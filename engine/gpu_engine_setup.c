@@ -314,6 +314,10 @@ void gpu_engine_release(gpu_engine_comm_t *c)
     if (NULL != c->scratch) {
         (void) cudaFree(c->scratch);
     }
+    if (NULL != c->wide_area) {
+        (void) cudaFree(c->wide_area);
+        c->wide_area = NULL;
+    }
     if (NULL != c->err_host) {
         (void) cudaFreeHost(c->err_host);
     }

@@ -125,14 +125,17 @@ out:
     return st;
 }
 
-/* Above the small kernel's size: launches of a slot each. */
+/* Above the small kernel's size: launches of a slot each.  A wide element
+ * (32 bytes: long double int) is folded whole, as a 16-aligned structure:
+ * buffers that are not go through the stage as host buffers do. */
 static gpu_status_t gpu_stream_bulk_allreduce(gpu_engine_comm_t *c, const void *in, void *out,
                                               size_t bytes, gpu_op_t op, gpu_dtype_t dt,
                                               cudaStream_t s)
 {
     const char *din = gpu_stream_device_view(in);
     char *dout = in == out ? (char *) din : gpu_stream_device_view(out);
-    const int staged = NULL == din || NULL == dout;
+    const int odd = gpu_dtype_size(dt) > 16 && 0 != (((uintptr_t) din | (uintptr_t) dout) & 15);
+    const int staged = NULL == din || NULL == dout || odd;
     gpu_stream_bulk_args_t a;
     gpu_status_t st = staged ? gpu_stream_bulk_stage(c) : GPU_OK;
 
@@ -166,11 +169,16 @@ gpu_status_t gpu_engine_stream_allreduce(gpu_engine_comm_t *c, const void *in, v
     int staged, small;
     gpu_status_t st = GPU_OK;
 
-    /* every condition is the same on every rank */
-    if (!gpu_stream_serves(c) || !gpu_kernel_supported(op, dt)) {
+    /* every condition is the same on every rank.  Pairs wider than the
+     * kernels' 16-byte pieces (long double int) take the bulk form, whose
+     * blocks' ranges are cut at 32 bytes (gpu_stream.cu, bulk_begin) and
+     * whose launches take whole slots (multiples of GPU_STREAM_BULK_PIECE) */
+    const int wide = esize > 16 && gpu_op_dtype_valid(op, dt) &&
+                     GPU_DTCLASS_PAIR == gpu_dtype_class(dt) && 0 == 32 % esize;
+    if (!gpu_stream_serves(c) || !(wide || gpu_kernel_supported(op, dt))) {
         return GPU_ERR_UNSUPPORTED;
     }
-    small = gpu_stream_dtype_fits(esize) && bytes <= c->p.stream_max_bytes;
+    small = !wide && gpu_stream_dtype_fits(esize) && bytes <= c->p.stream_max_bytes;
     if (!small && 0 == c->sb_slot) {
         return GPU_ERR_UNSUPPORTED;
     }

@@ -168,3 +168,102 @@ gpu_status_t gpu_engine_req_test(gpu_engine_comm_t *c, gpu_engine_req_t *req)
     req->event = NULL;
     return st;
 }
+
+/* ---- wide elements: moved, then folded (gpu_plan_wide says why) ---- */
+
+/* The area for this call: grown, never shrunk.  Nothing else of this
+ * communicator uses it now (its calls run one at a time, and a call's fold
+ * ends before it completes), nor does a peer: what peers write into it
+ * are this rank's receives, all landed before its last call completed. */
+static gpu_status_t gpu_engine_wide_area(gpu_engine_comm_t *c, size_t bytes)
+{
+    cudaError_t e;
+    if (bytes <= c->wide_bytes) {
+        return GPU_OK;
+    }
+    gpu_engine_pk_park(c);   /* cudaFree waits for the device */
+    if (NULL != c->wide_area) {
+        (void) cudaFree(c->wide_area);
+        c->wide_area = NULL;
+        c->wide_bytes = 0;
+    }
+    e = cudaMalloc((void **) &c->wide_area, bytes);
+    if (cudaSuccess != e) {
+        GPU_ERROR("rank %d: %zu bytes of device memory for a long double int reduction: %s",
+                  c->rank, bytes, cudaGetErrorString(e));
+        c->wide_area = NULL;
+        return cudaErrorMemoryAllocation == e ? GPU_ERR_NO_MEMORY : GPU_ERR_CUDA;
+    }
+    c->wide_bytes = bytes;
+    return GPU_OK;
+}
+
+gpu_status_t gpu_engine_wide(gpu_engine_comm_t *c, const char *what, const gpu_wide_t *w,
+                             gpu_engine_req_t *req)
+{
+    gpu_xchg_plan_t plan;
+    gpu_wide_fold_t f;
+    gpu_status_t st;
+
+    /* a healthy communicator on the caller's device (the area goes there) */
+    st = gpu_engine_enter(c, 0, w->op, w->dt);
+    if (GPU_OK != st) {
+        return st;
+    }
+    /* the same on every rank: the type and op every rank passed */
+    if (!gpu_op_dtype_valid(w->op, w->dt) || w->rank != c->rank || w->n != c->nranks) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    st = gpu_engine_wide_area(c, gpu_wide_area_bytes(w));
+    if (GPU_OK == st) {
+        st = gpu_plan_wide(w, c->wide_area, &plan, &f);
+    }
+    if (GPU_OK != st) {
+        /* an area one rank could not have fails the call on that rank
+         * alone: its peers' movement waits for it and reports the rank */
+        return st;
+    }
+    st = gpu_engine_xchg(c, what, &plan, GPU_OP_BOR, GPU_DT_U8, req);
+    if (GPU_OK != st || NULL != req) {
+        return st;
+    }
+    return gpu_engine_wide_fold(c, w);
+}
+
+gpu_status_t gpu_engine_wide_fold(gpu_engine_comm_t *c, const gpu_wide_t *w)
+{
+    const size_t esize = gpu_dtype_size(w->dt);
+    gpu_engine_what_t what = { .coll = "long double int fold", .seq = c->seq };
+    gpu_xchg_plan_t plan;
+    gpu_wide_fold_t f;
+    cudaError_t e;
+    gpu_status_t st = gpu_plan_wide(w, c->wide_area, &plan, &f);
+    int prev;
+
+    if (GPU_OK != st || f.hi <= f.lo || 0 == f.len) {
+        return st;
+    }
+    prev = gpu_engine_device_push(c);
+    gpu_engine_pk_park(c);   /* a resident kernel holds the stream */
+    /* acc = source lo, then acc = acc op source s in rank order: what the
+     * host reference folds, element by element, with the same functors.
+     * The accumulator is source lo's place in the area, aligned for the
+     * element's structure whatever the output's alignment; one copy out */
+    char *acc = (char *) f.area + (size_t) f.lo * f.stride;
+    for (int s = f.lo + 1; GPU_OK == st && s < f.hi; ++s) {
+        st = gpu_kernel_reduce_local(acc, f.area + (size_t) s * f.stride, f.len / esize, w->op,
+                                     w->dt, c->stream);
+    }
+    if (GPU_OK == st &&
+        cudaSuccess != (e = cudaMemcpyAsync(f.out, acc, f.len, cudaMemcpyDeviceToDevice,
+                                            c->stream))) {
+        GPU_ERROR("rank %d: %s: copy out: %s", c->rank, gpu_engine_what(&what),
+                  cudaGetErrorString(e));
+        st = GPU_ERR_CUDA;
+    }
+    if (GPU_OK == st) {
+        st = gpu_engine_wait(c, &what);
+    }
+    gpu_engine_device_pop(c, prev);
+    return st;
+}

@@ -345,6 +345,86 @@ gpu_status_t gpu_plan_scan(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf
     return GPU_OK;
 }
 
+/* The bytes each source puts in the area: this rank's block for a
+ * reduce_scatter, the whole input otherwise */
+static size_t gpu_wide_stride(const gpu_wide_t *w)
+{
+    return GPU_WIDE_REDUCE_SCATTER == w->coll ? w->len[w->rank] : w->len[0];
+}
+
+size_t gpu_wide_area_bytes(const gpu_wide_t *w)
+{
+    if (GPU_WIDE_REDUCE == w->coll && w->rank != w->root) {
+        return 0;   /* sends only */
+    }
+    return (size_t) w->n * gpu_wide_stride(w);
+}
+
+gpu_status_t gpu_plan_wide(const gpu_wide_t *w, char *area, gpu_xchg_plan_t *p,
+                           gpu_wide_fold_t *f)
+{
+    const int rank = w->rank, n = w->n;
+    const size_t stride = gpu_wide_stride(w);
+    size_t slen[GPU_MAX_PEERS], sdispl[GPU_MAX_PEERS], rlen[GPU_MAX_PEERS];
+    size_t rdispl[GPU_MAX_PEERS], off = 0;
+    gpu_status_t st;
+
+    if (n < 1 || n > GPU_MAX_PEERS || rank < 0 || rank >= n || NULL == w->in) {
+        return GPU_ERR_INVALID;
+    }
+    f->lo = 0;
+    f->hi = n;
+    f->stride = stride;
+    f->len = stride;
+    f->area = area;
+    f->out = w->out;
+    for (int q = 0; q < n; ++q) {
+        rdispl[q] = (size_t) q * stride;
+    }
+    switch (w->coll) {
+    case GPU_WIDE_ALLREDUCE:
+        for (int q = 0; q < n; ++q) {
+            rlen[q] = stride;
+        }
+        return gpu_plan_allgatherv(p, rank, n, w->in, area, rlen, rdispl);
+    case GPU_WIDE_REDUCE:
+        for (int q = 0; q < n; ++q) {
+            rlen[q] = stride;
+        }
+        if (rank != w->root) {
+            f->hi = 0;
+        }
+        st = gpu_plan_gatherv(p, rank, n, w->root, w->in, stride, area, rlen, rdispl);
+        p->ll_bytes = stride;   /* every pair, known everywhere */
+        return st;
+    case GPU_WIDE_REDUCE_SCATTER:
+        for (int q = 0; q < n; ++q) {
+            slen[q] = w->len[q];
+            sdispl[q] = off;
+            off += w->len[q];
+            rlen[q] = stride;
+        }
+        st = gpu_plan_alltoallv(p, rank, n, w->in, slen, sdispl, area, rlen, rdispl);
+        p->ll_bytes = gpu_plan_max_of(w->len, n);
+        return st;
+    case GPU_WIDE_SCAN:
+    case GPU_WIDE_EXSCAN: {
+        const int ex = GPU_WIDE_EXSCAN == w->coll;
+        for (int q = 0; q < n; ++q) {
+            slen[q] = (ex ? q > rank : q >= rank) ? stride : 0;
+            sdispl[q] = 0;
+            rlen[q] = (ex ? q < rank : q <= rank) ? stride : 0;
+        }
+        f->hi = ex ? rank : rank + 1;
+        st = gpu_plan_alltoallv(p, rank, n, w->in, slen, sdispl, area, rlen, rdispl);
+        p->ll_bytes = stride;
+        return st;
+    }
+    default:
+        return GPU_ERR_INVALID;
+    }
+}
+
 int gpu_plan_work(const gpu_xchg_plan_t *p, int rank, int n, size_t *lens)
 {
     int k = 0;

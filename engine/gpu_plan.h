@@ -74,6 +74,54 @@ gpu_status_t gpu_plan_reduce_scatterv(gpu_xchg_plan_t *p, int rank, int n, const
 gpu_status_t gpu_plan_scan(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf, char *rbuf,
                            size_t bytes, int exclusive);
 
+/*
+ * Reductions of elements wider than 16 bytes (MPI_LONG_DOUBLE_INT: 32).
+ * Every reducing kernel (one-shot, two-shot, exchange, resident, put,
+ * host-paced rounds, stream) cuts a message at 16-byte multiples and
+ * folds each piece where it lands, so a 32-byte element could be cut in
+ * two and folded as two halves.  Rather than teach all of those cuts a
+ * wider granule for one rare type, the contributions move as bytes (a COPY
+ * plan, which may cut anywhere) into an area of the engine, source s at
+ * area + s * stride, and one local fold of the sources in rank order
+ * writes the result (gpu_engine_wide): the same functors, in the same
+ * order, as the host reference.  Each rank receives every input it folds:
+ * n times the bytes of the kernels' reduce, fine for a type that is rare
+ * and never large in practice.
+ */
+typedef enum {
+    GPU_WIDE_NONE = 0,
+    GPU_WIDE_ALLREDUCE,         /* everyone's input to everyone: fold all */
+    GPU_WIDE_REDUCE,            /* everyone's input to the root: fold all there */
+    GPU_WIDE_REDUCE_SCATTER,    /* block q of every input to q: fold all */
+    GPU_WIDE_SCAN,              /* input of r to every q >= r: fold 0..q */
+    GPU_WIDE_EXSCAN             /* input of r to every q > r: fold 0..q-1 */
+} gpu_wide_coll_t;
+
+typedef struct {
+    int coll;                   /* gpu_wide_coll_t */
+    int rank, n, root;
+    const char *in;             /* this rank's input (its output buffer where in place) */
+    char *out;
+    size_t len[GPU_MAX_PEERS];  /* bytes: reduce_scatter each rank's block, else len[0] */
+    gpu_op_t op;
+    gpu_dtype_t dt;
+} gpu_wide_t;
+
+/* The fold after the movement: sources [lo, hi) of len bytes each, source
+ * s at area + s * stride, to out (hi <= lo: nothing to fold here). */
+typedef struct {
+    int lo, hi;
+    size_t stride, len;
+    const char *area;
+    char *out;
+} gpu_wide_fold_t;
+
+/* Bytes of the area this rank needs (0: none). */
+size_t gpu_wide_area_bytes(const gpu_wide_t *w);
+/* The movement into area (a COPY plan) and the fold that follows. */
+gpu_status_t gpu_plan_wide(const gpu_wide_t *w, char *area, gpu_xchg_plan_t *p,
+                           gpu_wide_fold_t *f);
+
 /* The lengths this rank's side of a plan moves (each pair, the folded
  * range, the local copy), zeros left out; lens holds 2 n + 2.  Returns how
  * many; 0 means the rank has nothing to do. */

@@ -123,11 +123,13 @@ __device__ __forceinline__ char *bulk_slot(const gpu_stream_bulk_args_t &a, char
     return region + GPU_STREAM_BULK_CTL_BYTES + ((size_t) parity * a.nranks + src) * a.slot_bytes;
 }
 
-/* The call number of this launch (call_begin) and this block's
- * 16-byte-aligned range of a.bytes. */
+/* The call number of this launch (call_begin) and this block's range of
+ * a.bytes, cut at multiples of 32 bytes: the widest element (long double
+ * int) stays in one block, which folds it whole; every other element
+ * size divides 32 too. */
 __device__ unsigned long long bulk_begin(const gpu_stream_bulk_args_t &a, size_t *lo, size_t *len)
 {
-    const size_t per = ((a.bytes + 15) / 16 + gridDim.x - 1) / gridDim.x * 16;
+    const size_t per = ((a.bytes + 31) / 32 + gridDim.x - 1) / gridDim.x * 32;
     *lo = clamp_len(a.bytes, 0, (size_t) blockIdx.x * per);
     *len = clamp_len(a.bytes, *lo, per);
     return call_begin(a.peer_base[a.rank] + a.region_off);

@@ -212,6 +212,11 @@ int mca_coll_gpu_adopt_fallbacks(const char *names);
 int mca_coll_gpu_is_device(const void *buf);
 int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dtype_t *dt,
                      gpu_op_t *gop);
+/* The pairs mca_coll_gpu_map leaves out for being wider than the kernels'
+ * pieces (long double int, MINLOC/MAXLOC): the engine moves and folds them
+ * (gpu_engine_wide); the host functors fold them too (gpu_reduce_host). */
+int mca_coll_gpu_map_wide(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dtype_t *dt,
+                          gpu_op_t *gop);
 /* GPU_DT_F16 / GPU_DT_BF16 for the half-precision handles libgpucoll got
  * from coll_gpu_half.c, else GPU_DT_COUNT */
 gpu_dtype_t mca_coll_gpu_half_dtype(struct ompi_datatype_t *dtype);
@@ -449,6 +454,9 @@ typedef struct {
     gpu_dtype_t dt;
     const mca_coll_gpu_args_t *args;    /* nonblocking: the MPI call, or NULL */
     struct mca_coll_gpu_request_t *behind;   /* a re-issued call's queue entry, or NULL */
+    /* a reduction of wide elements (gpu_engine_wide: long double int): run
+     * instead of plan or the allreduce; NULL for every other call */
+    const gpu_wide_t *wide;
 } mca_coll_gpu_call_t;
 
 int mca_coll_gpu_geom(struct ompi_datatype_t *dt, mca_coll_gpu_geom_t *g);

@@ -223,12 +223,54 @@ static int gpu_bytes(const mca_coll_gpu_geom_t *g, int n, const int *counts, int
     return 1;
 }
 
+/* A pair type wider than the kernels' pieces (long double int): its
+ * inputs move as bytes and one fold in rank order writes the result
+ * (gpu_engine_wide; engine/gpu_plan.h, gpu_plan_wide, says why).  Every
+ * rank answers alike: the type and op are the same on all of them. */
+static int gpu_native_wide(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int coll,
+                           const char *what, mca_coll_gpu_native_t *x)
+{
+    gpu_wide_t *w = &x->wide;
+    const int n = ompi_comm_size(m->comm);
+    size_t esize;
+
+    if (n > GPU_MAX_PEERS || !mca_coll_gpu_map_wide(a->rdtype, a->op, &w->dt, &w->op)) {
+        return 0;
+    }
+    esize = gpu_dtype_size(w->dt);
+    w->coll = coll;
+    w->rank = ompi_comm_rank(m->comm);
+    w->n = n;
+    w->root = a->root;
+    w->in = MPI_IN_PLACE == a->sbuf ? (const char *) a->rbuf : (const char *) a->sbuf;
+    w->out = (char *) a->rbuf;
+    for (int q = 0; q < n; ++q) {
+        const int c = GPU_WIDE_REDUCE_SCATTER != coll ? (0 == q ? a->rcount : 0)
+                      : NULL != a->rcounts ? a->rcounts[q] : a->rcount;
+        if (c < 0) {
+            return 0;
+        }
+        w->len[q] = (size_t) c * esize;
+    }
+    x->call.what = what;
+    x->call.plan = NULL;
+    x->call.in = w->in;
+    x->call.out = w->out;
+    x->call.count = w->len[GPU_WIDE_REDUCE_SCATTER == coll ? w->rank : 0] / esize;
+    x->call.op = w->op;
+    x->call.dt = w->dt;
+    x->call.wide = w;
+    return 1;
+}
+
 static int gpu_native_allreduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                                 int blocking, mca_coll_gpu_native_t *x)
 {
-    if (MCA_COLL_GPU_ALGO_STAGED == mca_coll_gpu_component.allreduce_algorithm ||
-        !mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
+    if (MCA_COLL_GPU_ALGO_STAGED == mca_coll_gpu_component.allreduce_algorithm) {
         return 0;
+    }
+    if (!mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
+        return gpu_native_wide(m, a, GPU_WIDE_ALLREDUCE, "allreduce", x);
     }
     x->call.what = "allreduce";
     x->call.plan = NULL;
@@ -382,7 +424,7 @@ static int gpu_native_reduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
     const int rank = ompi_comm_rank(m->comm), n = ompi_comm_size(m->comm);
     const int in_place = rank == a->root && MPI_IN_PLACE == a->sbuf;
     if (!mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
-        return 0;
+        return gpu_native_wide(m, a, GPU_WIDE_REDUCE, "reduce", x);
     }
     const size_t bytes = (size_t) a->rcount * gpu_dtype_size(x->call.dt);
     const char *sbuf = in_place ? NULL : (const char *) a->sbuf;
@@ -401,7 +443,8 @@ static int gpu_native_scan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *
 {
     const int exclusive = MCA_COLL_GPU_ARGS_EXSCAN == a->kind;
     if (!mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
-        return 0;
+        return gpu_native_wide(m, a, exclusive ? GPU_WIDE_EXSCAN : GPU_WIDE_SCAN,
+                               exclusive ? "exscan" : "scan", x);
     }
     return gpu_native_plan(x, exclusive ? "exscan" : "scan",
                            gpu_plan_scan(&x->plan, ompi_comm_rank(m->comm),
@@ -412,14 +455,19 @@ static int gpu_native_scan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *
                                          exclusive));
 }
 
-/* in-place reduce_scatter stages: its output overlaps input peers still read */
+/* in-place reduce_scatter stages: its output overlaps input peers still
+ * read (not the wide one's: its output is written after the movement) */
 static int gpu_native_reduce_scatter(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                                      int blocking, mca_coll_gpu_native_t *x)
 {
     const int n = ompi_comm_size(m->comm);
     size_t len[GPU_MAX_PEERS], displ[GPU_MAX_PEERS], off = 0;
-    if (MPI_IN_PLACE == a->sbuf || n > GPU_MAX_PEERS ||
-        !mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
+    if (!mca_coll_gpu_map(a->rdtype, a->op, &x->call.dt, &x->call.op)) {
+        return gpu_native_wide(m, a, GPU_WIDE_REDUCE_SCATTER,
+                               MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK == a->kind
+                                   ? "reduce_scatter_block" : "reduce_scatter", x);
+    }
+    if (MPI_IN_PLACE == a->sbuf || n > GPU_MAX_PEERS) {
         return 0;
     }
     for (int q = 0; q < n; ++q) {

@@ -145,6 +145,13 @@ int mca_coll_gpu_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dt
     return mca_coll_gpu_map_host(dtype, op, dt, gop) && gpu_dtype_size(*dt) <= 16;
 }
 
+int mca_coll_gpu_map_wide(struct ompi_datatype_t *dtype, struct ompi_op_t *op, gpu_dtype_t *dt,
+                          gpu_op_t *gop)
+{
+    return mca_coll_gpu_map_host(dtype, op, dt, gop) &&
+           GPU_DTCLASS_PAIR == gpu_dtype_class(*dt) && gpu_dtype_size(*dt) > 16;
+}
+
 #define GPU_HOSTOPS 12
 
 static MPI_Op mca_coll_gpu_hostop[GPU_HOSTOPS];

@@ -139,7 +139,8 @@ static int mca_coll_gpu_mpix_stream_allreduce(const void *sbuf, void *rbuf, MPI_
 
     /* all of these are the same on every rank of comm */
     if (NULL == m || !m->stream_comm || MCA_COLL_GPU_BOOT_READY != m->boot ||
-        NULL == m->engine || count < 0 || !mca_coll_gpu_map(type, op, &dt, &gop)) {
+        NULL == m->engine || count < 0 ||
+        !(mca_coll_gpu_map(type, op, &dt, &gop) || mca_coll_gpu_map_wide(type, op, &dt, &gop))) {
         return GPUCOLL_MPIX_NOT_TAKEN;
     }
     st = gpu_engine_stream_allreduce(m->engine, MPI_IN_PLACE == sbuf ? rbuf : sbuf, rbuf,
@@ -147,6 +148,9 @@ static int mca_coll_gpu_mpix_stream_allreduce(const void *sbuf, void *rbuf, MPI_
     if (GPU_ERR_UNSUPPORTED == st) {
         return GPUCOLL_MPIX_NOT_TAKEN;
     }
+    /* which path a call took (test/run_gpu_tests.sh looks for it) */
+    GPU_LOG(20, "MPIX_Allreduce_enqueue on %s: %lld %s, %s: kernels on the stream",
+            comm->c_name, (long long) count, gpu_dtype_name(dt), gpu_op_name(gop));
     if (GPU_OK != st) {
         return mca_coll_gpu_error(comm->c_name, "MPIX_Allreduce_enqueue", st, peer);
     }
@@ -229,7 +233,7 @@ static int mca_coll_gpu_mpix_host_fold(MPI_Datatype type, MPI_Op op, gpucoll_mpi
     /* a derived type of one predefined type folds as that type's elements;
      * its layout is the library's business (it passes dense data only) */
     if (!mca_coll_gpu_mpix_base((struct ompi_datatype_t *) type, &base, &f->per) ||
-        !mca_coll_gpu_map(base, o, &dt, &gop)) {
+        !(mca_coll_gpu_map(base, o, &dt, &gop) || mca_coll_gpu_map_wide(base, o, &dt, &gop))) {
         return MPI_ERR_OP;
     }
     f->gop = (int) gop;

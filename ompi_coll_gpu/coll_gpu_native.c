@@ -54,6 +54,10 @@ static size_t gpu_call_bytes(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t
 static const char *gpu_call_algo(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t *call,
                                  size_t bytes, int blocking)
 {
+    if (NULL != call->wide) {
+        /* the tests look for this name (test/gpu/test_gpu_pairs.c) */
+        return blocking ? "wide: moved, folded" : "wide: moved, folded, from progress";
+    }
     if (!blocking) {
         return "host-paced, from progress";
     }
@@ -90,7 +94,8 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         er = mca_coll_gpu_request_engine(r);
         if (mca_coll_gpu_request_defer(r, call)) {
             mca_coll_gpu_trace_begin(&trace, call->what, mca_coll_gpu_trace_on() ?
-                                     gpu_call_bytes(m, call) : 0, "host-paced, from progress");
+                                     gpu_call_bytes(m, call) : 0,
+                                     gpu_call_algo(m, call, 0, 0));
             mca_coll_gpu_request_commit(r, 1, &trace, call->behind);
             return MPI_SUCCESS;
         }
@@ -103,7 +108,9 @@ int mca_coll_gpu_native_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_call_t 
         mca_coll_gpu_trace_begin(&trace, call->what, 0, "");
     }
     mca_coll_gpu_kind_engine(m, 1);
-    if (NULL != call->plan) {
+    if (NULL != call->wide) {
+        st = gpu_engine_wide(m->engine, call->what, call->wide, er);
+    } else if (NULL != call->plan) {
         st = gpu_engine_xchg(m->engine, call->what, call->plan, call->op, call->dt, er);
     } else {
         st = gpu_engine_allreduce(m->engine, call->in, call->out, call->count, call->op, call->dt,

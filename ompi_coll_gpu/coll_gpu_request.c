@@ -52,6 +52,7 @@ typedef struct mca_coll_gpu_request_t {
     int detached;
     mca_coll_gpu_call_t call;
     gpu_xchg_plan_t plan;           /* call.plan points here */
+    gpu_wide_t wide;                /* call.wide points here */
     mca_coll_gpu_trace_t trace;
     char comm_name[MPI_MAX_OBJECT_NAME];
     struct mca_coll_gpu_request_t *next;    /* every pending request */
@@ -100,7 +101,9 @@ static gpu_status_t mca_coll_gpu_request_launch(mca_coll_gpu_request_t *r)
 
     r->deferred = 0;
     gpu_engine_device_enter(e);
-    if (NULL != call->plan) {
+    if (NULL != call->wide) {
+        st = gpu_engine_wide(e, call->what, call->wide, &r->engine);
+    } else if (NULL != call->plan) {
         st = gpu_engine_xchg(e, call->what, call->plan, call->op, call->dt, &r->engine);
     } else {
         st = gpu_engine_allreduce(e, call->in, call->out, call->count, call->op, call->dt,
@@ -244,7 +247,12 @@ static gpu_status_t mca_coll_gpu_request_advance(mca_coll_gpu_request_t *r)
             return GPU_ERR_UNSUPPORTED == st ? GPU_ERR_INVALID : st;
         }
     }
-    return gpu_engine_req_test(m->engine, &r->engine);
+    st = gpu_engine_req_test(m->engine, &r->engine);
+    if (GPU_OK == st && NULL != r->call.wide) {
+        /* the inputs are in: the fold completes the call */
+        st = gpu_engine_wide_fold(m->engine, r->call.wide);
+    }
+    return st;
 }
 
 static void mca_coll_gpu_request_done(mca_coll_gpu_request_t *r, gpu_status_t st)
@@ -450,6 +458,7 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     r->detached = 0;
     r->next = NULL;
     r->q_next = NULL;
+    r->call.wide = NULL;            /* set by defer, which every started call passes */
     r->engine.event = NULL;
     r->engine.async = NULL;
     r->engine.direct = NULL;
@@ -541,6 +550,10 @@ int mca_coll_gpu_request_defer(mca_coll_gpu_request_t *r, const mca_coll_gpu_cal
     if (NULL != call->plan) {
         r->plan = *call->plan;
         r->call.plan = &r->plan;
+    }
+    if (NULL != call->wide) {
+        r->wide = *call->wide;
+        r->call.wide = &r->wide;
     }
     snprintf(r->engine.what, sizeof(r->engine.what), "%s", call->what);
     /* first in line on a ready engine: start now, and a call the engine

@@ -92,6 +92,7 @@ static int gpu_native_path(gpu_route_t *r, int *ran)
      * bcast's chain depends on its pacing and the topology's ring) */
     if (!r->x_final) {
         r->x.rounds = 1;
+        r->x.call.wide = NULL;
         if (!r->ops->native(m, r->a, NULL == r->req, &r->x)) {
             return MPI_SUCCESS;
         }
@@ -166,6 +167,7 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
     }
     mem = r.ops->mem(m, a);
     r.x.rounds = 1;
+    r.x.call.wide = NULL;   /* only the wide reductions' builder sets it */
     r.x_final = MCA_COLL_GPU_BOOT_READY == m->boot && NULL != m->engine;
     if (mem) {
         eligible = mca_coll_gpu_coll_eligible(m, r.ops, a, mem, NULL == req, &r.x);

@@ -49,6 +49,7 @@ typedef struct {
     gpu_xchg_plan_t plan;
     int rounds;                 /* 2: a second engine call with plan2 (blocking) */
     gpu_xchg_plan_t plan2;
+    gpu_wide_t wide;            /* call.wide points here */
 } mca_coll_gpu_native_t;
 
 /* What a row's mem answers.  Bit 0: some block is device memory (the

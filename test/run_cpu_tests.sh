@@ -24,6 +24,7 @@ run "unit: user-buffer IPC cache: once per allocation, freed ones logged and clo
 run "unit: large-message pool: shared per device, mapped once per peer process, leased, released in order" "$B/test/unit/test_pool"
 run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
+run "unit: long double int reductions: moved, folded in rank order, as the x87 compares" "$B/test/unit/test_wide"
 run "unit: driver stand-in's device memory: host access faults, copies reach it, attributes, reuse" "$B/test/unit/test_fake_device" "$B/test/fake/libcuda.so.1"
 T=$(cd "$(dirname "$0")/.." && pwd)
 run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured" "$B/test/unit/test_topo_plan" "$T/test/topo/fixtures" "$T/docs/results/h200x2_2026-11-22_resident_kernel"
@@ -261,6 +262,7 @@ run "GPU reliability test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --ov
 run "reliability runner counts a skipped suite as nothing run" sh -c "RELIABILITY_NP=2 RELIABILITY_SIZES=8 MPIRUN='$MPIRUN' sh '$T/test/gpu/run_reliability.sh' '$B' | tail -1 | grep -q '^0 passed, 0 failed'"
 run "mixed memory kinds test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_mixed | grep -q SKIP"
 run "GPU collectives test skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_colls | grep -q SKIP"
+run "GPU pair-type test (test_gpu_pairs) skips cleanly without a GPU" sh -c "$MPIRUN -np 2 --oversubscribe $B/test/gpu/test_gpu_pairs | grep -q 'SKIP: no CUDA device (test_gpu_pairs'"
 for np in 1 2 4; do
   run "persistent collectives (MPIX_*_init) on host buffers stay Open MPI's, np $np" sh -c "$MPIRUN --oversubscribe -np $np $B/test/gpu/test_gpu_persistent | grep -q ' 0 failed'"
 done

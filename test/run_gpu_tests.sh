@@ -54,6 +54,7 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_allreduce 4 --mca coll_gpu_paced_scratch_bytes 262144" \
            "test_gpu_allreduce 2 --mca coll_gpu_stream_order 0 GPUCOLL_TEST_ORDER=stale" \
            "test_gpu_direct 2" "test_gpu_direct 4" "test_gpu_comm_memory 2" \
+           "test_gpu_pairs 2" "test_gpu_pairs 3" "test_gpu_pairs 4" \
            "test_gpu_put 2" "test_gpu_put 4" "test_gpu_put 2 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0" \
            "test_gpu_put 4 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0" \
            "test_gpu_put 2 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 --mca coll_gpu_put_read 1" \
@@ -162,6 +163,31 @@ else
 fi
 rm -rf "$tf"
 [ "${ONLY_SHARED:-0}" = 1 ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
+# the pair types on the GPU: long double int reductions took the wide path
+# (the timing file names it, blocking and from progress) and the enqueued
+# allreduce of every pair type ran as kernels on the stream (verbose log)
+if [ -z "${ONLY:-}" ]; then
+  tf=$(mktemp -d)
+  out=$($MPIRUN --oversubscribe --bind-to none -np 2 --mca coll_gpu_timing_file "$tf/w" \
+        --mca coll_gpu_verbose 20 "$B/test/gpu/test_gpu_pairs" 64 2>&1)
+  missing=""
+  for c in allreduce reduce reduce_scatter_block reduce_scatter scan exscan; do
+    grep -q "\"coll\":\"$c\",\"algo\":\"wide: moved, folded\"" "$tf"/w.* || missing="$missing $c"
+    grep -q "\"coll\":\"$c\",\"algo\":\"wide: moved, folded, from progress\"" "$tf"/w.* ||
+      missing="$missing i$c"
+  done
+  for t in short_int 2int float_int double_int long_int long_double_int; do
+    echo "$out" | grep -q "MPIX_Allreduce_enqueue on .*: [0-9]* $t, .*kernels on the stream" ||
+      missing="$missing enqueue:$t"
+  done
+  if [ -z "$missing" ] && echo "$out" | grep -qE 'test_gpu_pairs: [1-9][0-9]* passed, 0 failed'; then
+    pass=$((pass+1)); echo "PASS pair types: long double int on the wide path, enqueued pairs as stream kernels"
+  else
+    fail=$((fail+1)); echo "FAIL pair types: not on the GPU:$missing"
+    echo "$out" | grep -E "FAIL|passed" | head -5
+  fi
+  rm -rf "$tf"
+fi
 # NVTX: every device collective is a range named after it, its size (the
 # largest piece a rank moves: 2 MiB of a 4 MiB allgather on 2 ranks, in the resident kernel; 4 MiB of an 8 MiB one, launched) and
 # its algorithm (a recorder
