@@ -369,8 +369,10 @@ static void other_tests(int graph)
 
 /* ---- point to point ---- */
 
+enum { PP_MANY = 100 };
+
 typedef struct {
-    int n, kind;               /* 0: halo, 1: tags out of order, 2: send/recv */
+    int n, kind;               /* 0: halo, 1: tags out of order, 2: send/recv, 3: many */
     double *d_send, *d_recv;   /* send: one block; recv: two (left, right) */
     double *h;
     MPI_Status st[4];
@@ -416,6 +418,19 @@ static int pp_enq(void *p)
         ret |= MPIX_Wait_enqueue(&r[0], MPI_STATUS_IGNORE);
         ret |= MPIX_Wait_enqueue(&r[1], MPI_STATUS_IGNORE);
         return ret | MPIX_Wait_enqueue(&r[2], &a->st[2]);
+    case 3: { /* PP_MANY messages in flight to the right, more than the 64 sends by
+               * CUDA IPC a pair may have unacknowledged; message k is block k */
+        const int m = 2 * a->n / PP_MANY;
+        MPI_Request q[2 * PP_MANY];
+        for (int k = 0; k < PP_MANY; ++k) {
+            ret |= MPIX_Irecv_enqueue(a->d_recv + k * m, m, MPI_DOUBLE, left, k, sc, &q[k]);
+        }
+        for (int k = 0; k < PP_MANY; ++k) {
+            ret |= MPIX_Isend_enqueue(a->d_send + k * m, m, MPI_DOUBLE, right, k, sc,
+                                      &q[PP_MANY + k]);
+        }
+        return ret | MPIX_Waitall_enqueue(2 * PP_MANY, q, MPI_STATUSES_IGNORE);
+    }
     default:  /* even ranks send to the next, which receives */
         if (0 == rank % 2 && rank + 1 < size) {
             return MPIX_Send_enqueue(a->d_send, a->n, MPI_DOUBLE, rank + 1, 3, sc);
@@ -442,6 +457,13 @@ static int pp_verify(void *p, int round)
         case 1:
             ok = a->h[i] == pval(left, i, round, 0) && a->h[n + i] == pval(left, i, round, 1);
             break;
+        case 3:   /* the blocks sent, the rest (5 elements: empty messages) untouched */
+            if (2 * n / PP_MANY * PP_MANY == 2 * n) {
+                ok = a->h[i] == pval(left, i, round, 0) && a->h[n + i] == pval(left, i, round, 1);
+            } else {
+                ok = 0 == a->h[i] && 0 == a->h[n + i];
+            }
+            break;
         default:
             ok = 1 != rank % 2 || (a->h[i] == pval(rank - 1, i, round, 0) && 0 == a->h[n + i]);
             break;
@@ -453,7 +475,7 @@ static int pp_verify(void *p, int round)
              a->st[1].MPI_TAG == 7 && cnt == n;
     } else if (1 == a->kind) {
         ok = ok && a->st[3].MPI_TAG == 1 && a->st[2].MPI_TAG == 2;
-    } else if (1 == rank % 2) {
+    } else if (2 == a->kind && 1 == rank % 2) {
         /* a message shorter than the receive: its count, the rest untouched */
         MPI_Get_count(&a->st[0], MPI_DOUBLE, &cnt);
         ok = ok && cnt == n && a->st[0].MPI_SOURCE == rank - 1;
@@ -467,15 +489,16 @@ static int pp_verify(void *p, int round)
 
 static void p2p_tests(int graph)
 {
-    static const char *const names[3] = {
+    static const char *const names[4] = {
         "halo exchange MPIX_Isend/Irecv_enqueue + MPIX_Waitall_enqueue",
-        "receives posted out of tag order, MPIX_Wait_enqueue", "MPIX_Send/Recv_enqueue"
+        "receives posted out of tag order, MPIX_Wait_enqueue", "MPIX_Send/Recv_enqueue",
+        "100 messages in flight to one peer, MPIX_Waitall_enqueue"
     };
     const int counts[] = { 5, 150000 };
     if (size < 2) {
         return;
     }
-    for (int kind = 0; kind < 3; ++kind) {
+    for (int kind = 0; kind < 4; ++kind) {
         for (int k = 0; k < 2; ++k) {
             pp_t a = { .n = counts[k], .kind = kind };
             job_t j = { pp_set, pp_enq, pp_verify, &a };
