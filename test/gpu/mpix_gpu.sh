@@ -6,7 +6,8 @@
 # MPS; then the timeout case.  test_gpu_halo (a 2-D halo exchange on
 # MPIX_Isend/Irecv_enqueue, 0 B-64 MiB, eager and graph) with cudaMalloc
 # buffers must send by CUDA IPC (GPUCOLL_STREAM_VERBOSE's count), with
-# cudaMallocAsync ones staged, and mixed.
+# cudaMallocAsync ones or GPUCOLL_STREAM_IPC=0 staged, and mixed; the logs
+# (OUTDIR/halo_*.log) hold the time of an iteration at each size.
 # One PASS/FAIL line per case (stdout and OUTDIR/summary.txt), the logs in
 # OUTDIR, a last line "N passed, N failed".  stdbuf keeps rank 0's lines in
 # the log when a run is cut off by LIMIT (a pipe buffers them otherwise).
@@ -64,6 +65,7 @@ for np in 2 4; do
   halo "halo_np${np}_malloc" "$IPC" $V $MPI -np $np $SB "$H" malloc
 done
 halo "halo_np2_async" "$NOIPC" $V $MPI -np 2 $SB "$H" async
+halo "halo_np2_malloc_staged" "$NOIPC" $V GPUCOLL_STREAM_IPC=0 $MPI -np 2 $SB "$H" malloc
 halo "halo_np4_mixed" 'sends by CUDA IPC' $V $MPI -np 4 $SB "$H" mixed
 TWO="env CUDA_VISIBLE_DEVICES=0,1"
 run "stream_np4_2gpu" "$SP" $TWO $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$S"

@@ -10,7 +10,8 @@
  * number (on the device, so that a graph replay sees the next one).  Run
  * eagerly and captured once into a CUDA graph replayed, at 0 B to 64 MiB
  * per message; at the end the last iteration's receive buffers are also
- * compared on the host with the reference.
+ * compared on the host with the reference.  Rank 0 prints the time of an
+ * iteration (kernels and exchange) at each size, eager and replayed.
  *
  *   test_gpu_halo [malloc|async|mixed]
  *     malloc  buffers from cudaMalloc: the sends go by CUDA IPC
@@ -115,6 +116,7 @@ static void run(size_t n, int iters, int graph)
     unsigned long long *bad, hbad = 0;
     int rc = MPI_SUCCESS, ok;
     char what[160];
+    double t0, us = 0;
 
     for (int d = 0; d < NDIR; ++d) {
         snd[d] = dev_alloc(n);
@@ -132,6 +134,7 @@ static void run(size_t n, int iters, int graph)
         rc = iteration(snd, rcv, n, it, bad);
         CK(cudaStreamEndCapture(st, &g));
         CK(cudaGraphInstantiate(&ge, g, 0));
+        t0 = MPI_Wtime();
         for (int i = 0; i < iters && MPI_SUCCESS == rc; ++i) {
             CK(cudaGraphLaunch(ge, st));
         }
@@ -139,11 +142,13 @@ static void run(size_t n, int iters, int graph)
         CK(cudaGraphExecDestroy(ge));
         CK(cudaGraphDestroy(g));
     } else {
+        t0 = MPI_Wtime();
         for (int i = 0; i < iters && MPI_SUCCESS == rc; ++i) {
             rc = iteration(snd, rcv, n, it, bad);
         }
     }
     CK(cudaStreamSynchronize(st));
+    us = (MPI_Wtime() - t0) * 1e6 / iters;
     CK(cudaMemcpy(&hbad, bad, sizeof(hbad), cudaMemcpyDeviceToHost));
     ok = MPI_SUCCESS == rc && 0 == hbad;
     /* the last iteration's bytes, against the host reference */
@@ -163,6 +168,13 @@ static void run(size_t n, int iters, int graph)
     snprintf(what, sizeof(what), "halo exchange %zu B per message, %d %s", n, iters,
              graph ? "graph replays" : "eager iterations");
     check(ok, what);
+    /* what an iteration took on the slowest rank (kernels and exchange;
+     * the first includes opening the peers' handles) */
+    MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (0 == rank) {
+        printf("halo %10zu B %-5s %10.1f us per iteration\n", n, graph ? "graph" : "eager",
+               us);
+    }
     for (int d = 0; d < NDIR; ++d) {
         dev_free(snd[d]);
         dev_free(rcv[d]);
