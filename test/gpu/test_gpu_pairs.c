@@ -91,6 +91,20 @@ static void gen(const ptype_t *t, char *buf, int r, size_t n, int tag)
     }
 }
 
+/* element k as "value bytes (hex) / index", for failure messages */
+static const char *show(const ptype_t *t, const char *b, size_t k, char *txt)
+{
+    int idx;
+    char *p = txt;
+    b += k * t->size;
+    for (size_t j = t->vbytes; j-- > 0;) {
+        p += sprintf(p, "%02x", (unsigned char) b[j]);
+    }
+    memcpy(&idx, b + t->ioff, sizeof(idx));
+    sprintf(p, " / %d", idx);
+    return txt;
+}
+
 /* element k equal in its value bytes and index */
 static int same(const ptype_t *t, const char *a, const char *b, size_t k)
 {
@@ -237,9 +251,10 @@ static int run_coll(MPI_Comm comm, const ptype_t *t, MPI_Op op, coll_t c, form_t
         ref(t, op, tag, all, off, nout, lo, hi, h_ref);
         for (size_t k = 0; k < nout && ok; ++k) {
             if (!same(t, h_out, h_ref, k)) {
-                printf("rank %d: %s %s %s %s: element %zu differs from the host reference\n",
-                       me, fname[f], cname[c], t->name, op == MPI_MINLOC ? "minloc" : "maxloc",
-                       k);
+                char got[64], want[64];
+                printf("rank %d: %s %s %s %s: element %zu is %s, the host reference %s\n", me,
+                       fname[f], cname[c], t->name, op == MPI_MINLOC ? "minloc" : "maxloc", k,
+                       show(t, h_out, k, got), show(t, h_ref, k, want));
                 ok = 0;
             }
         }
@@ -311,9 +326,10 @@ static int run_enqueue(MPI_Comm sc, cudaStream_t st, const ptype_t *t, MPI_Op op
         ref(t, op, tag, all, off, nout, 0, wsize, h_ref);
         for (size_t k = 0; k < nout && ok; ++k) {
             if (!same(t, h_out, h_ref, k)) {
-                printf("rank %d: %s %s %s, %d elements: element %zu differs from the host "
-                       "reference\n", me, ename[e], t->name,
-                       op == MPI_MINLOC ? "minloc" : "maxloc", n, k);
+                char got[64], want[64];
+                printf("rank %d: %s %s %s, %d elements: element %zu is %s, the host reference "
+                       "%s\n", me, ename[e], t->name, op == MPI_MINLOC ? "minloc" : "maxloc", n,
+                       k, show(t, h_out, k, got), show(t, h_ref, k, want));
                 ok = 0;
             }
         }
