@@ -31,7 +31,6 @@ run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured
 run "OSU runner: pass, fail, crash and the OMB reduce_scatter defect get their verdicts" sh "$T/test/osu/test_osu_run.sh"
 run "gpucoll-topo on a machine without GPU says what it could not see" sh -c "'$B/tools/gpucoll-topo' | grep -q 'not seen: no NVIDIA GPU'"
 run "gpucoll-topo prints a 16-node DGX plan from a file" sh -c "'$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16 | grep -q 'rail: local 7 (gpu7) -> mlx5_7 (PIX)'"
-run "ompi_info lists coll gpu and every parameter with help" sh -c '
 run "topology across nodes: the hierarchy's choice and price per collective and size, as the runtime chooses" "$B/test/unit/test_topo_hier" "$T/test/topo/fixtures" "$T"
 run "gpucoll-topo --nodes 16: every collective's algorithm and predicted time, the allreduce switching, a calibration file" sh -c "
   out=\$('$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16) || exit 1
@@ -48,6 +47,7 @@ run "gpucoll-topo --nodes 16: every collective's algorithm and predicted time, t
   '$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 4 --calibration \$f > /dev/null 2>&1 && { rm -f \$f; echo 'a file without beta_gbs accepted'; exit 1; }
   rm -f \$f"
 run "calibrate_net.py recovers known alpha and beta from synthetic gpucoll_bench sweeps across nodes" python3 "$T/test/topo/calibrate_net.py" --topo "$B/tools/gpucoll-topo" --file "$T/test/topo/fixtures/dgx_h100.xml" --self-test
+run "ompi_info lists coll gpu and every parameter with help" sh -c '
   out=$(ompi_info --param coll gpu --level 9) || exit 1
   echo "$out" | grep -q "MCA coll: gpu" || exit 1
   for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min reduce_chain_min stream_order paced paced_scratch_bytes shared_staged_max nvtx timing_file xchg_scratch_bytes xchg_nblocks xchg_split put_min put_read put_ce pool topo_file topo_dump hier virtual_nodes net_slot_bytes net_slots net_channels net_rndv_thresh net_direct net_algorithm net_latency_us net_bandwidth; do

@@ -116,7 +116,6 @@ if [ -n "$HIER_CFGS" ]; then
   fi
   rm -rf "$tf"
 fi
-[ -n "${ONLY:-}" ] && [ "${ONLY_SHARED:-0}" != 1 ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
 # the plan gpucoll-topo prints before a run is what the run does: 4 ranks as 2
 # virtual nodes of 2, one channel, each hierarchical call's label in the timing
 # file against the plan's for its collective and size
@@ -136,6 +135,7 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/tools/gpucoll-topo" ]; then
   fi
   rm -rf "$tf"
 fi
+[ -n "${ONLY:-}" ] && [ "${ONLY_SHARED:-0}" != 1 ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
 # 4 ranks on 2 GPUs: blocking calls took the host-paced rounds (the timing
 # file names the algorithm; small allreduces stage by default there, so
 # coll_gpu_shared_staged_max 0), and not with coll_gpu_paced 0
