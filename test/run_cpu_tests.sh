@@ -288,6 +288,14 @@ run "MPICH-style stream program: rank 1 skips a bcast and a receive (by CUDA IPC
   echo \"\$out\" | grep -q 'waited 2 s for rank 1 (its part)' || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'waited 2 s for rank 1 (its copy of a message sent by CUDA IPC)' || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+# every pair type x MINLOC/MAXLOC enqueued under plain MPI_Init through the
+# host transport (no stream kernels without a GPU): the padded ones
+# (DOUBLE_INT, LONG_INT, LONG_DOUBLE_INT) too
+for np in 2 3; do
+  run "enqueued pair types through libgpucoll's host transport, plain MPI_Init (CUDA stand-ins), np $np" sh -c "
+    out=\$($RT $MPIRUN --oversubscribe -np $np $B/test/gpu/test_gpu_pairs 17 enqueue 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'test_gpu_pairs: 96 passed, 0 failed' || { echo \"\$out\" | tail -20; exit 1; }"
+done
 run "MPICH-style stream demo, plain MPI_Init, eager and 1000 graph replays (CUDA stand-ins), np 2" sh -c "
   out=\$($RT $MPIRUN --oversubscribe -np 2 $B/demo/mpix_enqueue_demo 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'graph replays: correct' || { echo \"\$out\"; exit 1; }"
