@@ -543,6 +543,18 @@ static int gc_named(MPI_Datatype t)
            MPI_COMBINER_NAMED == comb;
 }
 
+/* a predefined type whose elements end in padding (MPI_DOUBLE_INT: 12
+ * bytes in a 16-byte extent, MPI_LONG_DOUBLE_INT: 20 in 32): a reduction
+ * folds it by whole extents, so its staging copies get room for the last
+ * element's padding (gc_enqueue), which is never copied back */
+static int gc_tail_padded(MPI_Datatype t)
+{
+    MPI_Aint lb, ext, tlb, text;
+    return gc_named(t) && MPI_SUCCESS == MPI_Type_get_extent(t, &lb, &ext) &&
+           MPI_SUCCESS == MPI_Type_get_true_extent(t, &tlb, &text) && lb == tlb && text > 0 &&
+           text < ext;
+}
+
 /* Whether the host transport runs a (on the application's thread: the op
  * and the types are resolved here), filling d->sc but for its buffers.
  * The answer depends on the op and on types every rank passes alike, but
@@ -553,8 +565,11 @@ static int gc_shm_plan(gc_comm_t *c, const gc_args_t *a, gc_desc_t *d)
     int sdense = 0, rdense = 0;
     gcs_coll_t *sc = &d->sc;
     const int in_place = MPI_IN_PLACE == a->sendbuf;
+    const int reduces = GPUCOLL_MPIX_ALLREDUCE == a->coll || GPUCOLL_MPIX_REDUCE == a->coll ||
+                        GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == a->coll;
 
-    if (NULL == c->shm || !gc_spanned(a->rtype, &rext, &rdense)) {
+    if (NULL == c->shm || !(gc_spanned(a->rtype, &rext, &rdense) ||
+                            (reduces && gc_tail_padded(a->rtype)))) {
         return 0;
     }
     memset(sc, 0, sizeof(*sc));
@@ -595,7 +610,7 @@ int gc_enqueue(const gc_args_t *a)
 {
     gc_comm_t *c = gc_comm_of(a->comm);
     MPI_Count in_count, out_count;
-    size_t in_bytes, out_bytes;
+    size_t in_bytes, out_bytes, in_room, out_room;
     MPI_Aint in_lb, out_lb;
     int rank, n, in_from_recvbuf, level, ret, one_buffer, shm;
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
@@ -690,8 +705,18 @@ int gc_enqueue(const gc_args_t *a)
         return gc_fail(MPI_ERR_OTHER, a->fn, "the stream given to MPIX_Stream_create is not a "
                        "valid CUDA stream of this process");
     }
-    d = gc_desc_get(c, one_buffer ? (in_bytes > out_bytes ? in_bytes : out_bytes) : in_bytes,
-                    one_buffer ? 0 : out_bytes, cudaStreamCaptureStatusActive == cap);
+    /* the staging copies' room: the transport folds whole extents (a padded
+     * pair type's last one too), the copies move the true spans */
+    in_room = in_bytes;
+    out_room = out_bytes;
+    if (shm && plan.sc.esize > 0) {
+        in_room = (size_t) in_count * plan.sc.esize > in_room ? (size_t) in_count * plan.sc.esize
+                                                             : in_room;
+        out_room = (size_t) out_count * plan.sc.esize > out_room
+                       ? (size_t) out_count * plan.sc.esize : out_room;
+    }
+    d = gc_desc_get(c, one_buffer ? (in_room > out_room ? in_room : out_room) : in_room,
+                    one_buffer ? 0 : out_room, cudaStreamCaptureStatusActive == cap);
     if (NULL == d) {
         return gc_fail(MPI_ERR_NO_MEM, a->fn, "no pinned host memory for the staging copies");
     }
