@@ -288,6 +288,19 @@ run "MPICH-style stream program: rank 1 skips a bcast and a receive (by CUDA IPC
   echo \"\$out\" | grep -q 'waited 2 s for rank 1 (its part)' || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'waited 2 s for rank 1 (its copy of a message sent by CUDA IPC)' || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+# point to point between device buffers by CUDA IPC (the runtime stand-in
+# maps the driver stand-in's device memory into the peer), and staged
+for np in 2 4; do
+  run "MPICH-style stream program: point to point by CUDA IPC (stand-ins), np $np" sh -c "
+    out=\$(GPUCOLL_STREAM_VERBOSE=1 $RT $MPIRUN -x GPUCOLL_STREAM_VERBOSE --oversubscribe -np $np $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'point-to-point enqueue by CUDA IPC to $((np - 1)) of $((np - 1)) peers' || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -qE 'rank 0: point-to-point enqueue: [1-9][0-9]* sends by CUDA IPC, [0-9]+ staged; [1-9][0-9]* receives by CUDA IPC' || { echo \"\$out\"; exit 1; }"
+done
+run "MPICH-style stream program: point to point staged with GPUCOLL_STREAM_IPC=0 (stand-ins), np 3" sh -c "
+  out=\$(GPUCOLL_STREAM_IPC=0 GPUCOLL_STREAM_VERBOSE=1 $RT $MPIRUN -x GPUCOLL_STREAM_IPC -x GPUCOLL_STREAM_VERBOSE --oversubscribe -np 3 $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -qE 'rank 0: point-to-point enqueue: 0 sends by CUDA IPC, [1-9][0-9]* staged; 0 receives by CUDA IPC, [1-9][0-9]* staged' || { echo \"\$out\"; exit 1; }"
 # every pair type x MINLOC/MAXLOC enqueued under plain MPI_Init through the
 # host transport (no stream kernels without a GPU): the padded ones
 # (DOUBLE_INT, LONG_INT, LONG_DOUBLE_INT) too
@@ -307,19 +320,6 @@ run "configure refuses an Open MPI series it has no interface for (6.0), naming 
   cd \$tmp/build && if '$T/configure' -q --with-ompi=\$tmp/ompi6 > out 2>&1; then cat out; exit 1; fi
   grep -q 'Open MPI 6.0 is not supported: coll/gpu builds against Open MPI 4.1.x and 5.0.x' out || { cat out; exit 1; }"
 run "spack recipe compiles and matches configure's options" python3 "$(dirname "$0")/spack/check_recipe.py"
-# point to point between device buffers by CUDA IPC (the runtime stand-in
-# maps the driver stand-in's device memory into the peer), and staged
-for np in 2 4; do
-  run "MPICH-style stream program: point to point by CUDA IPC (stand-ins), np $np" sh -c "
-    out=\$(GPUCOLL_STREAM_VERBOSE=1 $RT $MPIRUN -x GPUCOLL_STREAM_VERBOSE --oversubscribe -np $np $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
-    echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }
-    echo \"\$out\" | grep -q 'point-to-point enqueue by CUDA IPC to $((np - 1)) of $((np - 1)) peers' || { echo \"\$out\"; exit 1; }
-    echo \"\$out\" | grep -qE 'rank 0: point-to-point enqueue: [1-9][0-9]* sends by CUDA IPC, [0-9]+ staged; [1-9][0-9]* receives by CUDA IPC' || { echo \"\$out\"; exit 1; }"
-done
-run "MPICH-style stream program: point to point staged with GPUCOLL_STREAM_IPC=0 (stand-ins), np 3" sh -c "
-  out=\$(GPUCOLL_STREAM_IPC=0 GPUCOLL_STREAM_VERBOSE=1 $RT $MPIRUN -x GPUCOLL_STREAM_IPC -x GPUCOLL_STREAM_VERBOSE --oversubscribe -np 3 $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
-  echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }
-  echo \"\$out\" | grep -qE 'rank 0: point-to-point enqueue: 0 sends by CUDA IPC, [1-9][0-9]* staged; 0 receives by CUDA IPC, [1-9][0-9]* staged' || { echo \"\$out\"; exit 1; }"
 run "modulefile under Lmod: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" lmod
 run "modulefile under Environment Modules: install, load, ompi_info, unload" sh "$(dirname "$0")/modules/test_modulefiles.sh" "$B" tcl
 run "man pages render without a warning (man -l --warnings, or groff -man -ww)" sh -c "
