@@ -121,6 +121,10 @@ int gpu_engine_shared_nomps(const gpu_engine_comm_t *comm);
  * resident kernel, where it takes the call, comes first. */
 int gpu_engine_paced_takes(const gpu_engine_comm_t *comm, const gpu_xchg_plan_t *plan,
                            int blocking);
+/* Does this call copy straight between the ranks' buffers (the put path:
+ * kernels/gpu_put.h)?  The same answer on every rank; after the resident
+ * kernel and the host-paced rounds. */
+int gpu_engine_put_takes(const gpu_engine_comm_t *comm, const gpu_xchg_plan_t *plan, int blocking);
 
 /* Chosen algorithm for a message (exposed for tests and verbose output). */
 gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *comm, size_t bytes);

@@ -247,10 +247,9 @@ gpu_status_t gpu_engine_direct_start(gpu_engine_comm_t *c, const void *in, void 
                                      gpu_engine_req_t *req);
 gpu_status_t gpu_engine_direct_step(gpu_engine_comm_t *c, gpu_engine_req_t *req);
 
-/* Large plans copied or folded between the ranks' own buffers (gpu_engine_put.c):
- * takes (the same answer on every rank) and run; GPU_ERR_UNSUPPORTED,
- * alike everywhere and nothing written: the exchange kernel instead. */
-int gpu_engine_put_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, int blocking);
+/* Large plans copied or folded between the ranks' own buffers (gpu_engine_put.c;
+ * whether it takes a call: gpu_engine.h): GPU_ERR_UNSUPPORTED, alike
+ * everywhere and nothing written: the exchange kernel instead. */
 gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
                                 const gpu_xchg_plan_t *plan, gpu_op_t op, gpu_dtype_t dt);
 

@@ -66,7 +66,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .put_ce = -1,
     .stream_order = 1,
     .persist = -1,
-    .persist_max_bytes = 2048 * 1024,
+    .persist_max_bytes = 0,          /* automatic: by the communicator's size */
     .persist_reduce_max_bytes = 0,   /* automatic: by the communicator's size */
     .persist_blocks = 64,
     .persist_piece_bytes = 4096,
@@ -218,7 +218,10 @@ static int mca_coll_gpu_register(void)
                      "1 always, 0 never",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->persist);
     mca_coll_gpu_reg("persist_max_bytes", "Largest message in bytes (per peer for exchanges) "
-                     "for the resident kernel; its scratch is 4 x ranks x this",
+                     "for the resident kernel; its scratch is 4 x ranks x this. 0: 2 MiB "
+                     "on communicators of up to 3 ranks, 1 MiB from 4 (measured on 4x H100: "
+                     "a 2x2 periodic halo of 1 MiB per neighbour took 60.6 us there, 44.0 us "
+                     "through the put path)",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5,
                      &c->persist_max_bytes);
     mca_coll_gpu_reg("persist_reduce_max_bytes", "Largest message in bytes (per peer for "

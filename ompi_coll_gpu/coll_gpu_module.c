@@ -333,8 +333,14 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->timeout_s = mca_coll_gpu_timeout_s();
     p->order_legacy = MCA_COLL_GPU_ORDER_EVERY_CALL == c->stream_order;
     p->persist = c->persist;
-    p->persist_max_bytes = (c->persist_max_bytes < GPU_LL_MAX_BYTES ? c->persist_max_bytes
-                                                                      : GPU_LL_MAX_BYTES) /
+    /* 0: the put path beats the resident kernel's half-rate lines above 1 MiB
+     * per peer from 4 ranks (4x H100, a 2x2 periodic halo of 1 MiB per
+     * neighbour: 60.6 us resident, 44.0 put), not below 2 MiB on 2 (2x H100,
+     * a 4 MiB allgather: 23.1 us resident, 26.9 put):
+     * docs/results/h100x4_2026-11-26_nbr_put */
+    const size_t copy_max = 0 != c->persist_max_bytes ? c->persist_max_bytes
+                            : ompi_comm_size(comm) >= 4 ? 1024 * 1024 : 2048 * 1024;
+    p->persist_max_bytes = (copy_max < GPU_LL_MAX_BYTES ? copy_max : GPU_LL_MAX_BYTES) /
                            GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
     /* 0: where the resident kernel's half-rate lines still beat the
      * two-shot kernel (docs/results/h100x4_2026-11-26_allreduce_thresholds) */

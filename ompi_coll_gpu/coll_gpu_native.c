@@ -73,6 +73,10 @@ static const char *gpu_call_algo(mca_coll_gpu_module_t *m, const mca_coll_gpu_ca
     if (call->plan->relay) {
         return "chain";
     }
+    if (gpu_engine_put_takes(m->engine, call->plan, blocking)) {
+        /* where a buffer cannot be shared every rank takes the exchange kernel instead */
+        return "put";
+    }
     return GPU_XCHG_REDUCE == call->plan->mode ? "exchange-reduce" : "exchange-copy";
 }
 

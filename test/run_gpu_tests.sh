@@ -247,7 +247,7 @@ if [ "$pushes" -gt 0 ] && [ "$pushes" -eq "$pops" ] &&
    grep -q "^push coll/gpu allreduce 1048576 B persistent" "$rec"/nvtx.* &&
    grep -q "^push coll/gpu allreduce 2097152 B two-shot" "$rec"/nvtx.* &&
    grep -q "^push coll/gpu allgather 2097152 B persistent" "$rec"/nvtx.* &&
-   grep -q "^push coll/gpu allgather 4194304 B exchange-copy" "$rec"/nvtx.*; then
+   grep -q "^push coll/gpu allgather 4194304 B put" "$rec"/nvtx.*; then
   pass=$((pass+1)); echo "PASS NVTX ranges name the collective, size and algorithm"
 else
   fail=$((fail+1)); echo "FAIL NVTX ranges"

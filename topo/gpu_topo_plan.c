@@ -234,7 +234,10 @@ static int gpu_resident(const gpu_topo_model_t *m, gpu_coll_t coll, int nnodes, 
      * (docs/results/h100x4_2026-11-26_allreduce_thresholds) */
     const double reduce_max = l >= 4 && m->persist_reduce_max > 262144.0 ? 262144.0
                                                                          : m->persist_reduce_max;
-    if (1 != nnodes || l < 2 || per_peer > (0 == k || 3 == k ? reduce_max : m->persist_max)) {
+    /* and its copy limit: from 4 ranks the put path beats it above 1 MiB
+     * (docs/results/h100x4_2026-11-26_nbr_put) */
+    const double copy_max = l >= 4 && m->persist_max > 1048576.0 ? 1048576.0 : m->persist_max;
+    if (1 != nnodes || l < 2 || per_peer > (0 == k || 3 == k ? reduce_max : copy_max)) {
         return 0;
     }
     *t = gpu_curve(m->res_lat_us[k], m->res_eff[k], m->res_fill_us[k], m->res_fill_bytes[k], wire,
