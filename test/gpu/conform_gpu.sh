@@ -53,6 +53,9 @@ run "2gpu_np2_put" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_mi
 run "2gpu_np2_put_read" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 --mca coll_gpu_put_read 1 "$C" --quick
 run "2gpu_np2_put_mixed" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 "$B/test/gpu/test_gpu_mixed"
 run "4gpu_np4_nbr_put" $MPI -np 4 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 "$N"
+# a bcast among 3 or more ranks is spread over them (kernels/gpu_put.h): every size, 3 and 4 ranks
+run "4gpu_np3_put" $MPI -np 3 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 "$C" --quick
+run "4gpu_np4_put" $MPI -np 4 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 "$C" --quick
 run "2gpu_np2_timeout" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_timeout 2 "$B/test/conform/test_conform_timeout"
 [ -x "$B/test/bench/gpucoll_bench" ] && $MPI -np 4 "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 > "$OUT/bench_allreduce_4gpu.txt" 2>&1
 mps_on
