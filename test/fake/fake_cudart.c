@@ -97,6 +97,7 @@ static struct {
     int (*init)(unsigned);
     int (*range)(cu_ptr_t *, size_t *, cu_ptr_t);
     int (*ipc_range)(cu_ptr_t, int *, size_t *, size_t *, unsigned long long *);
+    int (*info)(size_t *, size_t *);
 } drv;
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
@@ -116,6 +117,7 @@ static void drv_load(void)
     drv.range = (int (*)(cu_ptr_t *, size_t *, cu_ptr_t)) dlsym(h, "cuMemGetAddressRange_v2");
     drv.ipc_range = (int (*)(cu_ptr_t, int *, size_t *, size_t *, unsigned long long *))
                     dlsym(h, "fake_cuda_ipc_range");
+    drv.info = (int (*)(size_t *, size_t *)) dlsym(h, "cuMemGetInfo_v2");
     if (NULL != drv.init) {
         drv.init(0);
     }
@@ -504,6 +506,14 @@ cudaError_t cudaFree(void *p)
     (void) cudaDeviceSynchronize();
     return NULL == p || (drv_ready() && 0 == drv.release((uintptr_t) p)) ? cudaSuccess
                                                                          : cudaErrorInvalidValue;
+}
+
+/* what the driver stand-in's allocations of this process leave free */
+cudaError_t cudaMemGetInfo(size_t *pfree, size_t *ptotal)
+{
+    FK_API();
+    return drv_ready() && NULL != drv.info && 0 == drv.info(pfree, ptotal)
+           ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 cudaError_t cudaMallocHost(void **p, size_t n)

@@ -60,7 +60,8 @@ static struct {
     size_t page;
     struct seg *head;
     unsigned long long last_id; /* ids are never reused, as CUDA's BUFFER_IDs */
-} arena = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL, -1, 4096, NULL, 0 };
+    size_t used;                /* bytes of live allocations (cuMemGetInfo) */
+} arena = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL, -1, 4096, NULL, 0, 0 };
 
 /* the primary context: only its address matters */
 static int fake_primary;
@@ -260,6 +261,7 @@ int cuMemAlloc_v2(cu_ptr_t *dptr, size_t bytes)
     if (NULL != s) {
         s->size = bytes;
         s->id = ++arena.last_id;
+        arena.used += s->len;
         *dptr = (uintptr_t) (arena.dev + s->off);
         ctx_current = FAKE_CTX;     /* as cudaMalloc makes the primary one current */
     }
@@ -280,6 +282,7 @@ int cuMemFree_v2(cu_ptr_t dptr)
         return CU_INVALID_VALUE;
     }
     s->id = 0;
+    arena.used -= s->len;
     lo = s->off & ~(arena.page - 1);
     hi = (s->off + s->len + arena.page - 1) & ~(arena.page - 1);
     if (NULL != s->next && 0 == s->next->id) {
@@ -296,6 +299,21 @@ int cuMemFree_v2(cu_ptr_t dptr)
         (void) fallocate(arena.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) lo,
                          (off_t) (hi - lo));
     }
+    pthread_mutex_unlock(&arena.lock);
+    return CU_OK;
+}
+
+/* the device's memory as this process's allocations leave it (one
+ * process per device: a CPU test sums what its ranks hold); freed bytes
+ * count as free at once, as cuMemFree's do */
+int cuMemGetInfo_v2(size_t *pfree, size_t *ptotal)
+{
+    if (NULL == pfree || NULL == ptotal) {
+        return CU_INVALID_VALUE;
+    }
+    pthread_mutex_lock(&arena.lock);
+    *ptotal = ARENA_BYTES;
+    *pfree = ARENA_BYTES - arena.used;
     pthread_mutex_unlock(&arena.lock);
     return CU_OK;
 }

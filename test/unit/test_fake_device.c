@@ -403,6 +403,19 @@ int main(int argc, char **argv)
 
     check_reuse(10000);
     {
+        /* what a CPU test measures a communicator's device memory with */
+        int (*info)(size_t *, size_t *) = (int (*)(size_t *, size_t *)) dlsym(lib,
+                                                                            "cuMemGetInfo_v2");
+        size_t f0 = 0, f1 = 0, f2 = 0, t = 0;
+        cu_ptr_t a = 0, b = 0;
+        ok = NULL != info && 0 == info(&f0, &t) && 0 == cu.alloc(&a, 3 << 20) &&
+             0 == cu.alloc(&b, 1000) && 0 == info(&f1, &t) && 0 == cu.free(a) &&
+             0 == cu.free(b) && 0 == info(&f2, &t);
+        report(ok && f0 - f1 == (3u << 20) + 1024 && f2 == f0 && t >= f0,
+               "cuMemGetInfo: an allocation's bytes (256-byte granules) leave free memory and "
+               "come back at cuMemFree", "free memory not accounted");
+    }
+    {
         cu_ptr_t big = 0;
         report(0 == cu.alloc(&big, 3ull << 30) && 0 == cu.free(big),
                "after everything is freed, one 3 GiB allocation fits (free ranges merged)",
