@@ -59,18 +59,6 @@ void gpu_engine_device_leave(gpu_engine_comm_t *c)
     }
 }
 
-int gpu_engine_gpu_shared(const gpu_engine_comm_t *c)
-{
-    for (int i = 0; i < c->nranks; ++i) {
-        for (int j = i + 1; j < c->nranks; ++j) {
-            if (0 == strcmp(c->busid[i], c->busid[j])) {
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
 gpu_algo_t gpu_engine_choose(const gpu_engine_comm_t *c, size_t bytes)
 {
     if (GPU_ALGO_AUTO != c->p.algo) {

@@ -66,6 +66,8 @@ typedef struct {
     int scratch_eager;          /* the large areas at setup, not at the first large call */
     int pool;                   /* the large areas from the process's pool, shared by its
                                    communicators (engine/gpu_pool.h), not per communicator */
+    size_t pool_comm_bytes;     /* with the pool: the most this communicator's own area
+                                   takes per rank (gpu_engine_layout.c cuts it to fit) */
     int direct;                 /* ranks time-slicing one GPU: one process runs each
                                    blocking allreduce for all (gpu_engine_direct.c) */
     size_t stream_max_bytes;    /* largest stream-ordered allreduce (0: none; a

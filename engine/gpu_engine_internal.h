@@ -171,8 +171,16 @@ gpu_status_t gpu_engine_wait(gpu_engine_comm_t *c, gpu_engine_what_t *what);
 gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, gpu_engine_what_t *what,
                                gpu_engine_req_t *req);
 
-/* Persistent engine (gpu_engine_pk.c). */
+/* What the communicator allocates (gpu_engine_layout.c): its parameters
+ * made valid and cut to its size (with the pool: to coll_gpu_pool_comm_bytes),
+ * then its small area's offsets (*total: its bytes) and its large area's size. */
+void gpu_engine_fit(gpu_engine_comm_t *c);
+void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total);
+/* The resident kernel's lines, and whether it may run here at all. */
 size_t gpu_engine_pk_region_bytes(const gpu_engine_comm_t *c);
+int gpu_engine_pk_wanted(const gpu_engine_comm_t *c);
+
+/* Persistent engine (gpu_engine_pk.c). */
 gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c);
 void gpu_engine_pk_release(gpu_engine_comm_t *c);
 /* May a blocking call with this plan run there (same answer on every rank)? */

@@ -18,22 +18,6 @@
 #include "util/gpu_clock.h"
 #include "util/gpu_cuda_drv.h"
 
-/* Ranks that time-slice one GPU (no MPS) would each hold it through every
- * slice with a resident kernel; MPI_THREAD_MULTIPLE paces every call. */
-static int gpu_pk_wanted(const gpu_engine_comm_t *c)
-{
-    return !(c->p.persist < 0 && gpu_engine_gpu_shared(c) && !c->mps_all) && !c->threads_any;
-}
-
-size_t gpu_engine_pk_region_bytes(const gpu_engine_comm_t *c)
-{
-    const size_t lines = c->p.persist_max_bytes / GPU_LL_PAYLOAD;
-    if (0 == c->p.persist || c->nranks < 2 || 0 == lines || !gpu_pk_wanted(c)) {
-        return 0;
-    }
-    return GPU_LL_SLOTS_OFF + 2 * (size_t) c->nranks * lines * GPU_LL_LINE;
-}
-
 gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
 {
     gpu_status_t st = GPU_OK;
@@ -43,7 +27,7 @@ gpu_status_t gpu_engine_pk_setup(gpu_engine_comm_t *c)
     if (0 == c->pk_bytes) {
         GPU_LOG(10, "rank %d: persistent engine off (%s)", c->rank,
                 c->threads_any ? "MPI_THREAD_MULTIPLE"
-                : gpu_pk_wanted(c) ? "coll_gpu_persist" : "ranks share a GPU without MPS");
+                : gpu_engine_pk_wanted(c) ? "coll_gpu_persist" : "ranks share a GPU without MPS");
         return GPU_OK;
     }
     GPU_CUDA_CHECK(cudaHostAlloc((void **) &c->pk_mbox, sizeof(*c->pk_mbox), cudaHostAllocMapped),

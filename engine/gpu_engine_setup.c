@@ -50,81 +50,6 @@ struct gpu_engine_setup {
     int32_t verdict, *verdicts;
 };
 
-#define GPU_PK_REGION_CAP ((size_t) 32 << 20)
-
-static size_t gpu_round_up(size_t x, size_t a)
-{
-    return (x + a - 1) / a * a;
-}
-
-/*
- * Two allocations per rank.  The small one, made at setup: every flag of
- * the launched kernels (one-shot, two-shot, exchange kernel: they must stay
- * the communicator's own), the one-shot's LL slots, the resident kernel's
- * lines, the host-paced staging
- * (every nonblocking call) and, on stream communicators, the stream-ordered
- * lines and bulk slots: what calls up to about a MiB use.  The large one,
- * made at the first blocking call that launches a two-shot or exchange
- * kernel: their pipelined data slots only (coll_gpu_scratch_bytes,
- * coll_gpu_xchg_scratch_bytes), from the process's pool (coll_gpu_pool 1,
- * shared by every communicator on the device) or the communicator's own.
- * A communicator that never runs a large call never maps the large one.
- */
-static void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
-{
-    size_t n = (size_t) c->nranks, cap;
-
-    c->xg_flags_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
-    c->put_off = gpu_round_up(c->xg_flags_off + GPU_XCHG_FLAGS_BYTES, 4096);
-    c->ll_off = gpu_round_up(c->put_off + GPU_PUT_FLAGS_BYTES, 4096);
-    c->ll_slot = gpu_round_up(c->p.oneshot_max_bytes, 256);
-    c->pk_off = gpu_round_up(c->ll_off + 2 * n * c->ll_slot, 4096);
-    c->pk_bytes = gpu_engine_pk_region_bytes(c);
-    c->hs_off = gpu_round_up(c->pk_off + c->pk_bytes, 4096);
-    /* the staging of host-paced rounds: blocking calls where ranks share a
-     * GPU, every nonblocking call (no kernel of theirs waits for a peer) */
-    c->hs_bytes = c->p.paced_scratch > 0 ? gpu_round_up(c->p.paced_scratch, 2 * n * 256) : 0;
-    /* the stream-ordered allreduce's lines (stream communicators only) */
-    c->st_off = gpu_round_up(c->hs_off + c->hs_bytes, 4096);
-    c->st_bytes = gpu_stream_region_bytes(c->p.stream_max_bytes, c->nranks);
-    c->st_lines = (c->p.stream_max_bytes + GPU_STREAM_PAYLOAD - 1) / GPU_STREAM_PAYLOAD;
-    /* and its bulk form's: two parities of a slot per source */
-    c->sb_off = gpu_round_up(c->st_off + c->st_bytes, 4096);
-    c->sb_slot = 0;
-    if (c->st_bytes > 0) {
-        c->sb_slot = c->p.stream_bulk_bytes / (2 * n) / GPU_STREAM_BULK_PIECE *
-                     GPU_STREAM_BULK_PIECE;
-    }
-    c->sb_bytes = gpu_stream_bulk_region_bytes(c->sb_slot, c->nranks);
-    *total = c->sb_off + c->sb_bytes;
-
-    /* large, data only: the two-shot's blocks, then the exchange kernel's
-     * [source][block][parity] slots (their flags are in the small area:
-     * values only grow, so its fresh zeros serve whatever call comes first) */
-    c->ts_off = 0;
-    cap = c->p.twoshot_scratch / (size_t) c->p.nblocks / (2 * n);
-    cap = cap / 4096 * 4096;
-    if (cap < 4096) {
-        cap = 4096;
-    }
-    c->ts_block = cap * 2 * n;
-    c->xg_slots_off = gpu_round_up(c->ts_off + c->ts_block * (size_t) c->p.nblocks, 4096);
-    c->xg_slot = c->p.xchg_scratch / (n * (size_t) c->p.xchg_nblocks * 2) / 4096 * 4096;
-    if (c->xg_slot < GPU_XCHG_MIN_CHUNK) {
-        c->xg_slot = GPU_XCHG_MIN_CHUNK;
-    }
-    c->big_bytes = gpu_round_up(c->xg_slots_off + c->xg_slot * n * (size_t) c->p.xchg_nblocks * 2,
-                                4096);
-    /* the pool's area is one size for every communicator of the process
-     * (never regrown: peers map it), so it is cut from the parameters, not
-     * from this communicator's size; each layout above fits in it */
-    c->pool_bytes = gpu_round_up(c->p.twoshot_scratch, 4096) +
-                    gpu_round_up(c->p.xchg_scratch, 4096) + 2 * 4096;
-    if (c->big_bytes > c->pool_bytes) {
-        c->pool_bytes = c->big_bytes;
-    }
-}
-
 /* The large areas of this rank, zeroed where flags live, exported. */
 gpu_status_t gpu_engine_big_alloc(gpu_engine_comm_t *c, gpu_ipc_handle_t *handle)
 {
@@ -557,28 +482,7 @@ gpu_status_t gpu_engine_setup_begin(const gpu_boot_ops_t *ops, void *ctx, int ra
     c->boot = ops;
     c->boot_ctx = ctx;
     c->tr = &gpu_ipc_cuda_ops;
-    if (c->p.nblocks < 1 || c->p.nblocks > GPU_MAX_BLOCKS) {
-        c->p.nblocks = GPU_MAX_BLOCKS < 32 ? GPU_MAX_BLOCKS : 32;
-    }
-    if (c->p.xchg_nblocks < 1 || c->p.xchg_nblocks > GPU_MAX_BLOCKS) {
-        c->p.xchg_nblocks = GPU_MAX_BLOCKS;
-    }
-    if (c->p.oneshot_blocks < 1 || c->p.oneshot_blocks > GPU_MAX_BLOCKS) {
-        c->p.oneshot_blocks = 4;
-    }
-    {
-        /* the resident kernel's lines are 4 x ranks x its largest pair: at
-         * most GPU_PK_REGION_CAP, so that a communicator of many ranks that
-         * only runs small calls stays small (every rank cuts it alike) */
-        const size_t most = GPU_PK_REGION_CAP / (4 * (size_t) nranks) / GPU_LL_PAYLOAD *
-                            GPU_LL_PAYLOAD;
-        if (c->p.persist_max_bytes > most) {
-            c->p.persist_max_bytes = most;
-        }
-        if (c->p.persist_reduce_max_bytes > c->p.persist_max_bytes) {
-            c->p.persist_reduce_max_bytes = c->p.persist_max_bytes;
-        }
-    }
+    gpu_engine_fit(c);   /* the same cut on every rank: sizes and parameters only */
     /* step 1: who drives which GPU where */
     local = (cudaSuccess == cudaGetDevice(&c->device))
                 ? gpu_topo_local_info(c->device, &s->mine.info) : GPU_ERR_CUDA;

@@ -14,7 +14,11 @@
  * the exchange kernel's flags live in the communicator's small area (its
  * values only grow within one communicator; another communicator's
  * values would satisfy or stall its waits), so the pool holds data only
- * and a communicator never sees another's flags.
+ * and a communicator never sees another's flags.  The LL lines (one-shot
+ * slots, resident kernel) carry their flags beside the data, so they stay
+ * private too; with the pool they and the paced staging are cut to fit
+ * coll_gpu_pool_comm_bytes (gpu_engine_layout.c): a communicator costs
+ * that plus its stream, not tens of MiB.
  *
  * Who may use the area, and when (the lease):
  *  - a process's area has one user at a time: gpu_pool_try_lease takes it

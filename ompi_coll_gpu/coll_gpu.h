@@ -92,6 +92,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long paced_scratch_bytes;
     int scratch_lazy;
     int pool;
+    unsigned long pool_comm_bytes;
     unsigned long shared_staged_max;
     int shared_direct;
     unsigned long enqueue_kernel_max;

@@ -79,6 +79,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .paced_scratch_bytes = 16ul * 1024 * 1024,
     .scratch_lazy = 1,
     .pool = 0,
+    .pool_comm_bytes = 3ul * 1024 * 1024,
     .enqueue_kernel_max = 64ul * 1024,
     .enqueue_bulk_bytes = 16ul * 1024 * 1024,
     .shared_staged_max = 512ul * 1024,
@@ -158,6 +159,15 @@ static int mca_coll_gpu_register(void)
                      "coll_gpu_scratch_lazy 0, or coll_gpu_paced_scratch_bytes 0): every "
                      "communicator has its own",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->pool);
+    mca_coll_gpu_reg("pool_comm_bytes", "With coll_gpu_pool 1: the most device memory per "
+                     "rank that a communicator's own area takes (the kernels' flags, the "
+                     "one-shot's slots, the resident kernel's lines, the host-paced staging; "
+                     "its CUDA stream comes on top). coll_gpu_oneshot_max, "
+                     "coll_gpu_persist_max_bytes and coll_gpu_paced_scratch_bytes are cut to "
+                     "fit it; larger calls take the pool. More keeps larger calls on the "
+                     "resident kernel at that cost per communicator; 0: no cut",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5,
+                     &c->pool_comm_bytes);
     mca_coll_gpu_reg("nblocks", "Thread blocks (channels) of the two-shot allreduce, 1-128",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->nblocks);
     mca_coll_gpu_reg("nthreads", "Threads per block of the GPU kernels (32-1024)",

@@ -359,6 +359,7 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->scratch_eager = !c->scratch_lazy || 0 == c->paced_scratch_bytes;
     /* the pool's lease is agreed in the call: not for those nonblocking ones */
     p->pool = 0 != c->pool && !p->scratch_eager;
+    p->pool_comm_bytes = c->pool_comm_bytes;
     p->persist_gap_us = c->persist_gap_us > 0 ? c->persist_gap_us : 0;
     p->persist_leave_us = c->persist_leave_us > 0 ? c->persist_leave_us : 0;
     p->persist_one_shot = c->persist_one_shot;

@@ -22,6 +22,7 @@ run "unit: coll/gpu's headers match the libmpi they run in (struct sizes)" "$B/t
 run "unit: memory-kind board, two processes posting and reading 200000 calls" "$B/test/unit/test_kind_board"
 run "unit: user-buffer IPC cache: once per allocation, freed ones logged and closed, bounded" "$B/test/unit/test_ipc_cache"
 run "unit: large-message pool: shared per device, mapped once per peer process, leased, released in order" "$B/test/unit/test_pool"
+run "unit: a communicator's device memory with the pool: own area within coll_gpu_pool_comm_bytes, 48 communicators within 1 GiB, all back at the last free" "$B/test/unit/test_comm_memory"
 run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
 run "unit: long double int reductions: moved, folded in rank order, as the x87 compares" "$B/test/unit/test_wide"
@@ -50,7 +51,7 @@ run "calibrate_net.py recovers known alpha and beta from synthetic gpucoll_bench
 run "ompi_info lists coll gpu and every parameter with help" sh -c '
   out=$(ompi_info --param coll gpu --level 9) || exit 1
   echo "$out" | grep -q "MCA coll: gpu" || exit 1
-  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min reduce_chain_min stream_order paced paced_scratch_bytes shared_staged_max nvtx timing_file xchg_scratch_bytes xchg_nblocks xchg_split put_min put_read put_ce pool topo_file topo_dump hier virtual_nodes net_slot_bytes net_slots net_channels net_rndv_thresh net_direct net_algorithm net_latency_us net_bandwidth; do
+  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min reduce_chain_min stream_order paced paced_scratch_bytes shared_staged_max nvtx timing_file xchg_scratch_bytes xchg_nblocks xchg_split put_min put_read put_ce pool pool_comm_bytes topo_file topo_dump hier virtual_nodes net_slot_bytes net_slots net_channels net_rndv_thresh net_direct net_algorithm net_latency_us net_bandwidth; do
     echo "$out" | grep -q "\"coll_gpu_$p\"" || { echo "missing coll_gpu_$p"; exit 1; }
   done'
 run "no GPU: component declines and says why at verbose 1" sh -c "
