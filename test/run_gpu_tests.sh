@@ -53,7 +53,9 @@ for cfg in "test_gpu_allreduce 2" "test_gpu_allreduce 4" "test_gpu_allreduce 2 -
            "test_gpu_colls 2 --mca coll_gpu_paced 1 --mca coll_gpu_paced_scratch_bytes 65536" \
            "test_gpu_allreduce 4 --mca coll_gpu_paced_scratch_bytes 262144" \
            "test_gpu_allreduce 2 --mca coll_gpu_stream_order 0 GPUCOLL_TEST_ORDER=stale" \
-           "test_gpu_direct 2" "test_gpu_direct 4" "test_gpu_comm_memory 2" \
+           "test_gpu_direct 2" "test_gpu_direct 4" \
+           "test_gpu_comm_memory 2 --mca coll_gpu_pool 1" "test_gpu_comm_memory 4 --mca coll_gpu_pool 1" \
+           "test_gpu_comm_memory 2 --mca coll_gpu_pool 0 GPU_TEST_POOL_COMMS=0" \
            "test_gpu_pairs 2" "test_gpu_pairs 3" "test_gpu_pairs 4" \
            "test_gpu_put 2" "test_gpu_put 4" "test_gpu_put 2 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0" \
            "test_gpu_put 4 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0" \

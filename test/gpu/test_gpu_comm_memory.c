@@ -22,9 +22,9 @@
  * and must go with them).
  *
  * First, the large-message pool (engine/gpu_pool.h, issue 37): pool
- * communicators (default 48, env GPU_TEST_POOL_COMMS; 0: skip) each run one
- * pool-byte allreduce (default 4 MiB, env GPU_TEST_POOL_BYTES) before any
- * other large call of the process.  Checks: what each communicator after
+ * communicators (default 48, env GPU_TEST_POOL_COMMS; 0: skip) each run a
+ * pool-byte allreduce, alltoall and bcast (default 4 MiB, env
+ * GPU_TEST_POOL_BYTES) before any other large call of the process.  Checks: what each communicator after
  * the first costs per rank (the first brings the pool) at most 4 MiB, the
  * whole set at most 1 GiB per GPU (the issue's targets); two of them
  * running large nonblocking allreduces interleaved (posted in opposite
@@ -75,6 +75,47 @@ static int one_allreduce(MPI_Comm c, float *d_in, float *d_out, float *h, size_t
             ref += val(r, i, t);
         }
         bad += h[i] != ref;
+    }
+    return bad != 0;
+}
+
+/* A device alltoall of n floats in all (n / ranks to each) and a bcast of
+ * n floats from root on c, checked: 0 when both are right. */
+static int one_alltoall_bcast(MPI_Comm c, float *d_in, float *d_out, float *h, size_t n, int t,
+                              int root)
+{
+    const size_t blk = n / (size_t) wsize;
+    int bad = 0;
+
+    for (size_t i = 0; i < blk * (size_t) wsize; ++i) {
+        h[i] = val(wrank, i, t);
+    }
+    CK(cudaMemcpy(d_in, h, blk * wsize * sizeof(float), cudaMemcpyHostToDevice));
+    CK(cudaMemset(d_out, 0xff, n * sizeof(float)));
+    if (blk > 0 && MPI_SUCCESS != MPI_Alltoall(d_in, (int) blk, MPI_FLOAT, d_out, (int) blk,
+                                               MPI_FLOAT, c)) {
+        return 1;
+    }
+    CK(cudaMemcpy(h, d_out, blk * wsize * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int s = 0; s < wsize; ++s) {
+        for (size_t j = 0; j < blk; ++j) {
+            bad += h[(size_t) s * blk + j] != val(s, (size_t) wrank * blk + j, t);
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {
+        h[i] = val(root, i, t + 1);
+    }
+    if (wrank == root) {
+        CK(cudaMemcpy(d_out, h, n * sizeof(float), cudaMemcpyHostToDevice));
+    } else {
+        CK(cudaMemset(d_out, 0xff, n * sizeof(float)));
+    }
+    if (MPI_SUCCESS != MPI_Bcast(d_out, (int) n, MPI_FLOAT, root, c)) {
+        return 1;
+    }
+    CK(cudaMemcpy(h, d_out, n * sizeof(float), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; ++i) {
+        bad += h[i] != val(root, i, t + 1);
     }
     return bad != 0;
 }
@@ -217,13 +258,14 @@ static void pool_phase(int ndev)
         MPI_Comm_dup(MPI_COMM_WORLD, &comms[k]);
         MPI_Comm_set_errhandler(comms[k], MPI_ERRORS_RETURN);
         bad += one_allreduce(comms[k], d_in, d_out, h, n, 9000 + k);
+        bad += one_alltoall_bcast(comms[k], d_in, d_out, h, n, 9100 + 2 * k, k % wsize);
         if (0 == k) {
             f1 = world_free_gpu();   /* the pool came with the first */
         }
     }
     fb = world_free_gpu();
-    snprintf(what, sizeof(what), "pool: %d communicators, one %zu-byte device allreduce each: "
-             "results right", ncomm, n * sizeof(float));
+    snprintf(what, sizeof(what), "pool: %d communicators, a %zu-byte device allreduce, "
+             "alltoall and bcast each: results right", ncomm, n * sizeof(float));
     record(0 == bad, what);
     {
         const double first = per_comm_mib(fa, f1, 1, ndev);
