@@ -239,6 +239,10 @@ void gpu_hier_model_of(const gpu_hier_t *h, gpu_hier_model_t *m)
     m->nnodes = h->nnodes;
     m->nranks = h->nranks;
     m->lsize = h->lsize;
+    m->min_lsize = h->node_size[0];
+    for (int j = 1; j < h->nnodes; ++j) {
+        m->min_lsize = h->node_size[j] < m->min_lsize ? h->node_size[j] : m->min_lsize;
+    }
     m->even = h->even;
     m->slot_bytes = h->p.slot_bytes;
     m->nchan = h->nchan;

@@ -14,8 +14,10 @@
  * leaders' allreduce, intra-node bcast.  Bcast and Reduce go through node
  * leaders (the root leads its node); Allgather gathers within nodes,
  * exchanges node blocks between leaders and broadcasts within nodes;
- * Reduce_scatter_block is the allreduce followed by a local copy.  Which of
- * these a call takes, its slices and its inter-node algorithm are a pure
+ * Reduce_scatter_block is the allreduce followed by a local copy.  Gatherv,
+ * scatterv and allgatherv move node regions between leaders (gpu_hier_v.c);
+ * alltoallv pairs every rank with every remote rank (gpu_hier_a2a.c).
+ * Which of these a call takes, its slices and its inter-node algorithm are a pure
  * function of the layout, the parameters and the size (gpu_hier_choice.h):
  * the label of every call's trace, and gpucoll-topo's plan before a run.
  *
@@ -88,6 +90,26 @@ gpu_status_t gpu_hier_allgather(gpu_hier_t *h, const void *in, void *out, size_t
 /* in NULL: in place (the input is in out) */
 gpu_status_t gpu_hier_reduce_scatter_block(gpu_hier_t *h, const void *in, void *out,
                                            size_t count, gpu_op_t op, gpu_dtype_t dt);
+
+/* Blocks that differ in size (gpu_hier_v.c); lengths and displacements
+ * in bytes, one per rank, read where MPI says they count: a gatherv's rlen
+ * and rdispl and a scatterv's slen and sdispl at the root only.  uniform:
+ * every block has the same length (gather, scatter), so no rank waits for
+ * the root's counts.  gatherv: sbuf NULL is in place at the root;
+ * scatterv: rbuf NULL is; allgatherv: sbuf NULL is in place (my block at
+ * rbuf + rdispl[rank]).  Bytes outside the blocks are never written. */
+gpu_status_t gpu_hier_gatherv(gpu_hier_t *h, const void *sbuf, size_t slen, void *rbuf,
+                              const size_t *rlen, const size_t *rdispl, int root, int uniform);
+gpu_status_t gpu_hier_scatterv(gpu_hier_t *h, const void *sbuf, const size_t *slen,
+                               const size_t *sdispl, void *rbuf, size_t rlen, int root,
+                               int uniform);
+gpu_status_t gpu_hier_allgatherv(gpu_hier_t *h, const void *sbuf, void *rbuf, const size_t *rlen,
+                                 const size_t *rdispl);
+/* every pair its own block (gpu_hier_a2a.c); not in place (sbuf NULL:
+ * GPU_ERR_UNSUPPORTED, the caller stages) */
+gpu_status_t gpu_hier_alltoallv(gpu_hier_t *h, const void *sbuf, const size_t *slen,
+                                const size_t *sdispl, void *rbuf, const size_t *rlen,
+                                const size_t *rdispl);
 
 /* "even layout, L ranks per node" or "uneven" plus the transport, for logs */
 const char *gpu_hier_describe(const gpu_hier_t *h);

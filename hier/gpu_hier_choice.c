@@ -26,6 +26,23 @@ size_t gpu_hier_slice_len(const gpu_hier_model_t *m, size_t bytes, size_t esz)
     return want < most ? want : most;
 }
 
+size_t gpu_hier_node_slice(const gpu_hier_model_t *m, gpu_hier_coll_t coll, size_t region_bytes)
+{
+    if (m->nnodes < 2) {
+        return 0;
+    }
+    if (GPU_HIER_ALLTOALL == coll || GPU_HIER_ALLTOALLV == coll) {
+        const int small = m->min_lsize > 0 ? m->min_lsize : m->lsize;
+        return m->nranks > small ? m->slot_bytes / (2 * (size_t) (m->nranks - small)) : 0;
+    }
+    if (GPU_HIER_ALLGATHERV == coll) {
+        /* the slot holds the same piece of every region, as allgather's */
+        return gpu_hier_slice_len(m, region_bytes * (size_t) m->nnodes, 1) / (size_t) m->nnodes;
+    }
+    /* the root's slot holds the piece of every other node */
+    return m->slot_bytes / (size_t) (m->nnodes - 1);
+}
+
 void gpu_hier_group_model(const gpu_hier_model_t *m, gpu_inter_group_t *g)
 {
     g->n = m->nnodes;
@@ -93,6 +110,53 @@ gpu_status_t gpu_hier_choose(const gpu_hier_model_t *s, gpu_hier_coll_t coll, si
         c->net_bytes = bytes;
         c->slice = gpu_hier_slice_len(s, bytes, esz);
         break;
+    case GPU_HIER_GATHER:
+    case GPU_HIER_GATHERV:
+    case GPU_HIER_SCATTER:
+    case GPU_HIER_SCATTERV: {
+        /* through node leaders, the root leading its node: a node's
+         * region (its ranks' blocks) crosses once, between its leader and
+         * the root; a rank alone on its node sends from its own buffer */
+        const int gather = GPU_HIER_GATHER == coll || GPU_HIER_GATHERV == coll;
+        c->before = gather && L > 1 ? GPU_HIER_STEP_GATHER : GPU_HIER_STEP_NONE;
+        c->after = !gather && L > 1 ? GPU_HIER_STEP_SCATTER : GPU_HIER_STEP_NONE;
+        c->before_bytes = c->after_bytes = (size_t) L * bytes;
+        c->net = gather ? GPU_INTER_OP_GATHER : GPU_INTER_OP_SCATTER;
+        c->net_bytes = (size_t) L * bytes;
+        c->slice = gpu_hier_node_slice(s, coll, c->net_bytes);
+        break;
+    }
+    case GPU_HIER_ALLGATHERV:
+        /* node allgatherv into a buffer of every node's region, a ring of
+         * regions among leaders, node bcast of that buffer, then each rank
+         * copies the blocks out to its displacements (a bcast of the output
+         * would write the leader's gaps over every other rank's) */
+        c->slice = gpu_hier_node_slice(s, coll, (size_t) L * bytes);
+        if (0 == c->slice) {
+            return GPU_ERR_UNSUPPORTED;
+        }
+        c->before = gpu_step(L, GPU_HIER_STEP_ALLGATHER);
+        c->before_bytes = (size_t) L * bytes;
+        c->after = L > 1 ? GPU_HIER_STEP_BCAST : GPU_HIER_STEP_NONE;
+        c->after_bytes = (size_t) s->nranks * bytes;
+        c->net = GPU_INTER_OP_ALLGATHER;
+        c->net_bytes = (size_t) L * bytes;
+        c->copy_after = 1;
+        break;
+    case GPU_HIER_ALLTOALL:
+    case GPU_HIER_ALLTOALLV:
+        /* the node's pairs through the engine, every remote pair straight
+         * over the transport: no leader, no node step after */
+        c->pairs = 1;
+        c->slice = gpu_hier_node_slice(s, coll, bytes);
+        if (0 == c->slice) {
+            return GPU_ERR_UNSUPPORTED;
+        }
+        c->before = gpu_step(L, GPU_HIER_STEP_ALLTOALL);
+        c->before_bytes = (size_t) L * bytes;
+        c->net = GPU_INTER_OP_ALLTOALL;
+        c->net_bytes = bytes;
+        break;
     default:
         /* allgather: a slice is the same bytes of every rank's block, the
          * leaders ring node blocks, and each node broadcasts the whole */
@@ -112,7 +176,9 @@ gpu_status_t gpu_hier_choose(const gpu_hier_model_t *s, gpu_hier_coll_t coll, si
     c->last = 0 == c->nslices ? 0 : c->net_bytes - (c->nslices - 1) * c->slice;
     c->net_slice = c->nslices > 1 ? c->slice : c->last;
     c->net_last = c->last;
-    if (GPU_INTER_OP_ALLGATHER == c->net) {
+    if (GPU_HIER_ALLGATHER == coll || c->pairs) {
+        /* allgather: a slice is one rank's part of a node block; alltoall: one
+         * pair's piece, L of them to every other node */
         c->net_slice *= (size_t) L;
         c->net_last *= (size_t) L;
     }
@@ -127,14 +193,17 @@ gpu_status_t gpu_hier_choose(const gpu_hier_model_t *s, gpu_hier_coll_t coll, si
 const char *gpu_hier_coll_name(gpu_hier_coll_t coll)
 {
     static const char *const names[GPU_HIER_NCOLLS] = { "allreduce", "bcast", "reduce",
-                                                        "allgather", "reduce_scatter_block" };
+                                                        "allgather", "reduce_scatter_block",
+                                                        "gather", "gatherv", "scatter",
+                                                        "scatterv", "allgatherv", "alltoall",
+                                                        "alltoallv" };
     return (unsigned) coll < GPU_HIER_NCOLLS ? names[coll] : "?";
 }
 
 const char *gpu_hier_step_name(gpu_hier_step_t step)
 {
     static const char *const names[] = { "", "copy", "reduce-scatter", "allgather", "reduce",
-                                         "bcast" };
+                                         "bcast", "gather", "scatter", "alltoall" };
     return (unsigned) step < sizeof(names) / sizeof(names[0]) ? names[step] : "?";
 }
 
@@ -145,6 +214,12 @@ const char *gpu_hier_net_name(gpu_inter_op_t op, gpu_inter_algo_t algo)
         return GPU_INTER_RD == algo ? "recursive-doubling" : "ring";
     case GPU_INTER_OP_ALLGATHER:
         return "ring";
+    case GPU_INTER_OP_GATHER:
+        return "to-root";
+    case GPU_INTER_OP_SCATTER:
+        return "from-root";
+    case GPU_INTER_OP_ALLTOALL:
+        return "direct";
     default:
         return "binomial";
     }
@@ -160,7 +235,7 @@ void gpu_hier_label(const gpu_hier_choice_t *c, char *buf, size_t len)
     } else {
         snprintf(net, sizeof(net), "%s", gpu_hier_net_name(c->net, c->algo));
     }
-    snprintf(buf, len, "hier %s: %s%s%s%s%s%s", c->rails ? "rails" : "leaders",
+    snprintf(buf, len, "hier %s: %s%s%s%s%s%s", c->rails ? "rails" : c->pairs ? "pairs" : "leaders",
                  gpu_hier_step_name(c->before), GPU_HIER_STEP_NONE != c->before ? "/" : "", net,
                  GPU_HIER_STEP_NONE != c->after ? "/" : "", gpu_hier_step_name(c->after),
                  c->copy_after ? " + copy" : "");

@@ -31,6 +31,13 @@ typedef enum {
     GPU_HIER_REDUCE,
     GPU_HIER_ALLGATHER,
     GPU_HIER_REDUCE_SCATTER_BLOCK,
+    GPU_HIER_GATHER,      /* the blocks of every rank differ in size from here on */
+    GPU_HIER_GATHERV,
+    GPU_HIER_SCATTER,
+    GPU_HIER_SCATTERV,
+    GPU_HIER_ALLGATHERV,
+    GPU_HIER_ALLTOALL,
+    GPU_HIER_ALLTOALLV,
     GPU_HIER_NCOLLS
 } gpu_hier_coll_t;
 
@@ -39,6 +46,7 @@ typedef struct {
     int nnodes;
     int nranks;
     int lsize;            /* ranks on the node (the largest node's, for a plan) */
+    int min_lsize;        /* the smallest node's ranks (0: lsize) */
     int even;             /* every node has lsize ranks: rails */
     size_t slot_bytes;    /* a pipeline slot, as gpu_hier_slot_bytes keeps it */
     int nchan;            /* pipeline channels (1: the calling thread alone) */
@@ -54,11 +62,15 @@ typedef enum {
     GPU_HIER_STEP_REDUCE_SCATTER,
     GPU_HIER_STEP_ALLGATHER,
     GPU_HIER_STEP_REDUCE,
-    GPU_HIER_STEP_BCAST
+    GPU_HIER_STEP_BCAST,
+    GPU_HIER_STEP_GATHER,
+    GPU_HIER_STEP_SCATTER,
+    GPU_HIER_STEP_ALLTOALL
 } gpu_hier_step_t;
 
 typedef struct {
     int rails;                     /* 1: a group per local rank; 0: node leaders */
+    int pairs;                     /* alltoall: every rank with every remote rank */
     gpu_hier_step_t before, after; /* intra-node steps around the network stage */
     size_t before_bytes;           /* their nccl-tests sizes on the node */
     size_t after_bytes;
@@ -71,7 +83,8 @@ typedef struct {
     size_t net_last;
     gpu_inter_algo_t algo;         /* allreduce: the full slices' choice and the last one's */
     gpu_inter_algo_t algo_last;
-    int copy_after;                /* reduce_scatter_block: the caller's block copied out */
+    int copy_after;                /* reduce_scatter_block: the caller's block copied out;
+                                      allgatherv: every block out of the node regions */
 } gpu_hier_choice_t;
 
 /* the slot gpu_hier_create makes of coll_gpu_net_slot_bytes: at least 64 KiB,
@@ -80,12 +93,22 @@ size_t gpu_hier_slot_bytes(size_t want);
 /* the pipeline slice of a range of bytes in esz-byte elements: a slot, or
  * with several channels four slices per channel, none below 256 KiB */
 size_t gpu_hier_slice_len(const gpu_hier_model_t *m, size_t bytes, size_t esz);
+/* gatherv, scatterv, allgatherv (gpu_hier_v.c): the piece of every node's
+ * region (its ranks' blocks back to back) that one slice moves.  A gatherv's
+ * or scatterv's depends on the layout and the slot alone, since a leader
+ * knows no other node's region; an allgatherv's on the largest region
+ * (region_bytes), which every rank knows.  Alltoall(v) (gpu_hier_a2a.c):
+ * a pair's block's piece, the slot holding one to and one from every
+ * remote rank of the rank with the most.  0: the slot holds no byte of
+ * every region (the call stages). */
+size_t gpu_hier_node_slice(const gpu_hier_model_t *m, gpu_hier_coll_t coll, size_t region_bytes);
 /* an inter-node group's model fields (n, alpha, beta, algo, bcast piece,
  * fold space) as gpu_hier_group sets them */
 void gpu_hier_group_model(const gpu_hier_model_t *m, gpu_inter_group_t *g);
 
 /* bytes as the hierarchy's call takes them: allreduce, reduce, bcast the
- * buffer; allgather and reduce_scatter_block one rank's block.
+ * buffer; allgather, reduce_scatter_block, gather(v), scatter(v) and
+ * allgatherv one rank's block (the v forms' plans take every block alike).
  * GPU_ERR_UNSUPPORTED: the call stages. */
 gpu_status_t gpu_hier_choose(const gpu_hier_model_t *m, gpu_hier_coll_t coll, size_t bytes,
                              size_t esz, gpu_hier_choice_t *c);

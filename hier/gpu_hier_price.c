@@ -9,6 +9,11 @@ static double gpu_step_us(const gpu_topo_plan_t *plan, const gpu_topo_model_t *t
     case GPU_HIER_STEP_REDUCE_SCATTER:
         return gpu_topo_step_us(plan, tm, GPU_TOPO_STEP_REDUCE_SCATTER, (double) bytes);
     case GPU_HIER_STEP_ALLGATHER:
+    case GPU_HIER_STEP_GATHER:
+    case GPU_HIER_STEP_SCATTER:
+    case GPU_HIER_STEP_ALLTOALL:
+        /* a gather's leader (an alltoall's rank) takes in what an
+         * allgather's ranks each do */
         return gpu_topo_step_us(plan, tm, GPU_TOPO_STEP_ALLGATHER, (double) bytes);
     case GPU_HIER_STEP_REDUCE:
         return gpu_topo_step_us(plan, tm, GPU_TOPO_STEP_REDUCE, (double) bytes);
@@ -29,6 +34,18 @@ static double gpu_copy_bytes(const gpu_hier_model_t *hm, const gpu_hier_choice_t
     case GPU_INTER_OP_BCAST:
         *up = len;     /* the root copies down, the other leaders up */
         return len;
+    case GPU_INTER_OP_GATHER:
+        /* a leader copies its piece down, the root every other node's up */
+        *up = len * (hm->nnodes - 1);
+        return *up;
+    case GPU_INTER_OP_SCATTER:
+        *down = len * (hm->nnodes - 1);
+        *up = len;
+        return *down;
+    case GPU_INTER_OP_ALLTOALL:
+        /* a rank's pieces to every other node down, theirs up */
+        *down = *up = len * (hm->nnodes - 1);
+        return 2 * *down;
     case GPU_INTER_OP_ALLGATHER:
         /* a leader: its node's blocks down, every other node's up */
         *up = len / hm->lsize * (hm->nranks - hm->lsize);

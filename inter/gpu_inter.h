@@ -89,7 +89,10 @@ typedef enum {
     GPU_INTER_OP_ALLREDUCE,   /* bytes: the buffer */
     GPU_INTER_OP_ALLGATHER,   /* bytes: the largest member's block */
     GPU_INTER_OP_BCAST,       /* bytes: the buffer, in pieces of g->piece */
-    GPU_INTER_OP_REDUCE       /* bytes: the buffer, folded in pieces of g->tmp_bytes */
+    GPU_INTER_OP_REDUCE,      /* bytes: the buffer, folded in pieces of g->tmp_bytes */
+    GPU_INTER_OP_GATHER,      /* bytes: every member's piece, straight to the root */
+    GPU_INTER_OP_SCATTER,     /* bytes: every member's piece, straight from the root */
+    GPU_INTER_OP_ALLTOALL     /* bytes: what a rank swaps with each other node, in pairs */
 } gpu_inter_op_t;
 
 typedef struct {

@@ -85,6 +85,14 @@ gpu_inter_terms_t gpu_inter_terms(const gpu_inter_group_t *g, gpu_inter_op_t op,
         t.msgs = gpu_pieces(bytes, g->piece) + d - 1;
         t.bytes = d * s;
         return t;
+    case GPU_INTER_OP_GATHER:
+    case GPU_INTER_OP_SCATTER:
+    case GPU_INTER_OP_ALLTOALL:
+        /* the root's link carries every other member's piece (alltoall: a
+         * rank's, its messages to one node counted as one: they leave together) */
+        t.msgs = n - 1;
+        t.bytes = (n - 1) * s;
+        return t;
     default:
         /* the root folds in d children, each in pieces of the fold space */
         t.msgs = d * gpu_pieces(bytes, g->tmp_bytes);

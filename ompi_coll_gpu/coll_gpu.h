@@ -360,7 +360,14 @@ typedef enum {
     MCA_COLL_GPU_HIER_BCAST,
     MCA_COLL_GPU_HIER_REDUCE,
     MCA_COLL_GPU_HIER_ALLGATHER,
-    MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK
+    MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK,
+    MCA_COLL_GPU_HIER_GATHER,      /* from here: coll_gpu_hier_v.c, from args */
+    MCA_COLL_GPU_HIER_GATHERV,
+    MCA_COLL_GPU_HIER_SCATTER,
+    MCA_COLL_GPU_HIER_SCATTERV,
+    MCA_COLL_GPU_HIER_ALLGATHERV,
+    MCA_COLL_GPU_HIER_ALLTOALL,
+    MCA_COLL_GPU_HIER_ALLTOALLV
 } mca_coll_gpu_hier_kind_t;
 typedef struct {
     mca_coll_gpu_hier_kind_t kind;
@@ -372,11 +379,17 @@ typedef struct {
     struct ompi_datatype_t *sdtype;
     struct ompi_op_t *op;
     int root;
+    const struct mca_coll_gpu_args_t *args;   /* the call as the application made it */
 } mca_coll_gpu_hier_call_t;
 int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret);
 int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
                           ompi_request_t **req, int *ran);
 void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m);
+/* gather(v), scatter(v), allgatherv, alltoall(v) across nodes (coll_gpu_hier_v.c): this
+ * rank's part can take the hierarchy; run it (*ran 0: staged) */
+int mca_coll_gpu_hier_v_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a);
+int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
+                            int *ran);
 unsigned long long mca_coll_gpu_node_key(ompi_communicator_t *comm);
 void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *comm);
 /* the NIC nearest this process's GPU as a UCX device name, "" if none known */

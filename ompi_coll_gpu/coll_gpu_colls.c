@@ -504,6 +504,14 @@ static int gpu_hier_ok(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
     case MCA_COLL_GPU_ARGS_ALLGATHER:
         return mca_coll_gpu_geom(a->rdtype, &g) &&
                (MPI_IN_PLACE == a->sbuf || (a->sdtype == a->rdtype && a->scount == a->rcount));
+    case MCA_COLL_GPU_ARGS_GATHER:
+    case MCA_COLL_GPU_ARGS_GATHERV:
+    case MCA_COLL_GPU_ARGS_SCATTER:
+    case MCA_COLL_GPU_ARGS_SCATTERV:
+    case MCA_COLL_GPU_ARGS_ALLGATHERV:
+    case MCA_COLL_GPU_ARGS_ALLTOALL:
+    case MCA_COLL_GPU_ARGS_ALLTOALLV:
+        return mca_coll_gpu_hier_v_ok(m, a);
     default:
         return 0;
     }
@@ -516,16 +524,16 @@ static const mca_coll_gpu_coll_ops_t gpu_colls[] = {
         .native = gpu_native_allgather, .hier = MCA_COLL_GPU_HIER_ALLGATHER,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_ALLGATHERV] = { .name = "allgatherv", .mem = gpu_mem_allgather,
-        .native = gpu_native_allgather, .hier = -1,
+        .native = gpu_native_allgather, .hier = MCA_COLL_GPU_HIER_ALLGATHERV,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_ALLREDUCE] = { .name = "allreduce", .mem = gpu_mem_allreduce,
         .native = gpu_native_allreduce, .hier = MCA_COLL_GPU_HIER_ALLREDUCE,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_ALLTOALL] = { .name = "alltoall", .mem = gpu_mem_alltoall,
-        .native = gpu_native_alltoall, .hier = -1,
+        .native = gpu_native_alltoall, .hier = MCA_COLL_GPU_HIER_ALLTOALL,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_ALLTOALLV] = { .name = "alltoallv", .mem = gpu_mem_alltoall,
-        .native = gpu_native_alltoall, .hier = -1,
+        .native = gpu_native_alltoall, .hier = MCA_COLL_GPU_HIER_ALLTOALLV,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_BCAST] = { .name = "bcast", .mem = gpu_mem_bcast,
         .native = gpu_native_bcast, .hier = MCA_COLL_GPU_HIER_BCAST,
@@ -534,10 +542,10 @@ static const mca_coll_gpu_coll_ops_t gpu_colls[] = {
         .native = gpu_native_scan, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_GATHER] = { .name = "gather", .mem = gpu_mem_gather,
-        .native = gpu_native_gather, .hier = -1,
+        .native = gpu_native_gather, .hier = MCA_COLL_GPU_HIER_GATHER,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_GATHERV] = { .name = "gatherv", .mem = gpu_mem_gather,
-        .native = gpu_native_gather, .hier = -1,
+        .native = gpu_native_gather, .hier = MCA_COLL_GPU_HIER_GATHERV,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_REDUCE] = { .name = "reduce", .mem = gpu_mem_reduce,
         .native = gpu_native_reduce, .hier = MCA_COLL_GPU_HIER_REDUCE,
@@ -553,10 +561,10 @@ static const mca_coll_gpu_coll_ops_t gpu_colls[] = {
         .native = gpu_native_scan, .hier = -1,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_SCATTER] = { .name = "scatter", .mem = gpu_mem_scatter,
-        .native = gpu_native_scatter, .hier = -1,
+        .native = gpu_native_scatter, .hier = MCA_COLL_GPU_HIER_SCATTER,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_SCATTERV] = { .name = "scatterv", .mem = gpu_mem_scatter,
-        .native = gpu_native_scatter, .hier = -1,
+        .native = gpu_native_scatter, .hier = MCA_COLL_GPU_HIER_SCATTERV,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_ALLTOALLW] = { .name = "alltoallw", .mem = gpu_mem_alltoallw,
         .native = NULL, .hier = -1,

@@ -337,7 +337,8 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
                           ompi_request_t **req, int *ran)
 {
     static const char *const names[] = { "allreduce", "bcast", "reduce", "allgather",
-                                         "reduce_scatter_block" };
+                                         "reduce_scatter_block", "gather", "gatherv", "scatter",
+                                         "scatterv", "allgatherv", "alltoall", "alltoallv" };
     int ret;
 
     /* the hierarchy's steps block (host allreduces between nodes): a
@@ -352,6 +353,9 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
     *ran = MPI_SUCCESS != ret;
     if (MPI_SUCCESS != ret || MCA_COLL_GPU_BOOT_HIER != m->boot) {
         return ret;
+    }
+    if (call->kind >= MCA_COLL_GPU_HIER_GATHER) {
+        return mca_coll_gpu_hier_run_v(m, call, ran);
     }
 #if GPUCOLL_HAVE_UCX
     const int in_place = MPI_IN_PLACE == call->sbuf;

@@ -40,7 +40,8 @@ static int gpu_hier_path(gpu_route_t *r, int *ran)
     const mca_coll_gpu_hier_call_t hc = { .kind = (mca_coll_gpu_hier_kind_t) r->ops->hier,
                                           .sbuf = a->sbuf, .rbuf = a->rbuf, .count = a->rcount,
                                           .dtype = a->rdtype, .scount = a->scount,
-                                          .sdtype = a->sdtype, .op = a->op, .root = a->root };
+                                          .sdtype = a->sdtype, .op = a->op, .root = a->root,
+                                          .args = a };
     return mca_coll_gpu_hier_run(r->m, &hc, r->req, ran);
 }
 

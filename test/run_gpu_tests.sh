@@ -137,6 +137,27 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/tools/gpucoll-topo" ]; then
   fi
   rm -rf "$tf"
 fi
+# gather(v), scatter(v), allgatherv, alltoall(v) across 2 and 4 virtual nodes: the
+# conformance test passes and the timing file names each one's hierarchical label
+if [ -n "$HIER_CFGS" ]; then
+  for nv in 2 4; do
+    tf=$(mktemp -d)
+    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_timing_file "$tf/t" \
+      "$B/test/conform/test_conform" --quick --mem device 2>&1)
+    miss=""
+    for l in '"algo":"hier leaders: (gather/)?to-root' '"algo":"hier leaders: from-root(/scatter)?"' \
+             '"coll":"allgatherv","algo":"hier leaders: (allgather|copy)/ring(/bcast)? \+ copy' \
+             '"coll":"alltoallv?","algo":"hier pairs: (alltoall|copy)/direct'; do
+      cat "$tf"/t.* 2>/dev/null | grep -qE "$l" || miss="$miss [$l]"
+    done
+    if echo "$out" | grep -q ' 0 failed$' && [ -z "$miss" ]; then
+      pass=$((pass+1)); echo "PASS $nv virtual nodes: gather(v)/scatter(v)/allgatherv/alltoall(v) hierarchical, conformance $(echo "$out" | grep ' failed$' | tail -1)"
+    else
+      fail=$((fail+1)); echo "FAIL $nv virtual nodes: gather/scatter/allgatherv/alltoall conformance or labels (missing:$miss)"; echo "$out" | grep -E 'FAIL|failed' | head -10
+    fi
+    rm -rf "$tf"
+  done
+fi
 [ -n "${ONLY:-}" ] && [ "${ONLY_SHARED:-0}" != 1 ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
 # 4 ranks on 2 GPUs: blocking calls took the host-paced rounds (the timing
 # file names the algorithm; small allreduces stage by default there, so

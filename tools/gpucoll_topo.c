@@ -163,6 +163,7 @@ int main(int argc, char **argv)
     o.hm.nnodes = nnodes;
     o.hm.nranks = (nnodes - 1) * nlocal + last;
     o.hm.lsize = nlocal;
+    o.hm.min_lsize = last < nlocal ? last : nlocal;
     o.hm.even = last == nlocal;
     o.hm.slot_bytes = gpu_hier_slot_bytes((size_t) slot);
     /* a transport that takes device memory folds on the calling thread: one channel */

@@ -44,7 +44,7 @@ double gpucoll_topo_rail_gbps(const gpu_topo_node_t *n, const gpu_topo_plan_t *p
 static size_t gpu_unit_bytes(gpu_hier_coll_t c, double size, int nranks)
 {
     const size_t b = (size_t) size;
-    if (GPU_HIER_ALLGATHER == c || GPU_HIER_REDUCE_SCATTER_BLOCK == c) {
+    if (c >= GPU_HIER_ALLGATHER) {   /* the hierarchy takes one rank's block */
         return b / (size_t) nranks / 4 * 4;
     }
     return b / 4 * 4;
@@ -57,6 +57,13 @@ static double gpu_bus_factor(gpu_hier_coll_t c, double n)
         return 2 * (n - 1) / n;
     case GPU_HIER_ALLGATHER:
     case GPU_HIER_REDUCE_SCATTER_BLOCK:
+    case GPU_HIER_GATHER:
+    case GPU_HIER_GATHERV:
+    case GPU_HIER_SCATTER:
+    case GPU_HIER_SCATTERV:
+    case GPU_HIER_ALLGATHERV:
+    case GPU_HIER_ALLTOALL:
+    case GPU_HIER_ALLTOALLV:
         return (n - 1) / n;
     default:
         return 1.0;
@@ -102,7 +109,19 @@ static const char *gpu_size_rule(gpu_hier_coll_t c)
 {
     switch (c) {
     case GPU_HIER_ALLGATHER:
+    case GPU_HIER_GATHER:
+    case GPU_HIER_ALLGATHERV:
         return "size: the output, nranks blocks";
+    case GPU_HIER_GATHERV:
+        return "size: the output, nranks blocks (here every block alike)";
+    case GPU_HIER_SCATTER:
+        return "size: the root's input, nranks blocks";
+    case GPU_HIER_SCATTERV:
+        return "size: the root's input, nranks blocks (here every block alike)";
+    case GPU_HIER_ALLTOALL:
+        return "size: a rank's input, nranks blocks";
+    case GPU_HIER_ALLTOALLV:
+        return "size: a rank's input, nranks blocks (here every block alike)";
     case GPU_HIER_REDUCE_SCATTER_BLOCK:
         return "size: the input, nranks blocks; gpucoll_bench -c reduce_scatter";
     default:

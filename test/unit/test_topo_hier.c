@@ -43,7 +43,7 @@ static void test_rows(void)
         double prev = 0.0;
         int rows = 0, grows = 1;
         for (double b = 8; b <= 2147483648.0; b *= 4) {
-            const int per_rank = GPU_HIER_ALLGATHER == c || GPU_HIER_REDUCE_SCATTER_BLOCK == c;
+            const int per_rank = c >= GPU_HIER_ALLGATHER;   /* one rank's block */
             const size_t bytes = per_rank ? (size_t) b / 128 / 4 * 4 : (size_t) b;
             gpu_hier_choice_t ch;
             gpu_hier_price_t pr;
@@ -67,7 +67,7 @@ static void test_rows(void)
         }
         CHECK(grows, "%s: predicted time grows with size", gpu_hier_coll_name((gpu_hier_coll_t) c));
         /* 8 B..2 GiB in x4 steps: 15 sizes; per-rank blocks from 512 B (a float each) */
-        CHECK(rows == (c == GPU_HIER_ALLGATHER || c == GPU_HIER_REDUCE_SCATTER_BLOCK ? 12 : 15),
+        CHECK(rows == (c >= GPU_HIER_ALLGATHER ? 12 : 15),
               "%s: %d sizes", gpu_hier_coll_name((gpu_hier_coll_t) c), rows);
     }
     {   /* 2 GiB allreduce on 8 rails: 256 MiB shards in 4 MiB slots */
@@ -188,6 +188,35 @@ static void test_layouts(void)
     gpu_hier_choose(&even, GPU_HIER_REDUCE_SCATTER_BLOCK, 4096, 4, &ch);
     CHECK(ch.copy_after && 4096 * 128 == ch.before_bytes, "reduce_scatter_block: the allreduce of "
           "every block, then a copy");
+    /* gather(v) and scatter(v): a node's region between its leader and the
+     * root, in pieces that fit the root's slot beside every other node's */
+    gpu_hier_choose(&even, GPU_HIER_GATHERV, 4096, 4, &ch);
+    gpu_hier_label(&ch, label, sizeof(label));
+    CHECK(0 == strcmp(label, "hier leaders: gather/to-root") && 8 * 4096 == ch.net_bytes &&
+              ch.slice * 15 <= even.slot_bytes && ch.slice == even.slot_bytes / 15,
+          "gatherv: %s, %zu bytes a node in slices of %zu", label, ch.net_bytes, ch.slice);
+    gpu_hier_choose(&even, GPU_HIER_SCATTER, 1 << 20, 4, &ch);
+    gpu_hier_label(&ch, label, sizeof(label));
+    CHECK(0 == strcmp(label, "hier leaders: from-root/scatter") &&
+              ch.nslices == (8u << 20) / (even.slot_bytes / 15) + 1,
+          "scatter: %s, %zu slices", label, ch.nslices);
+    gpu_hier_choose(&even, GPU_HIER_ALLGATHERV, 4096, 4, &ch);
+    gpu_hier_label(&ch, label, sizeof(label));
+    CHECK(0 == strcmp(label, "hier leaders: allgather/ring/bcast + copy") && ch.copy_after &&
+              16 * ch.slice <= even.slot_bytes,
+          "allgatherv: %s, node pieces of %zu", label, ch.slice);
+    even.nnodes = 2;
+    even.nranks = 16;
+    gpu_hier_choose(&even, GPU_HIER_GATHER, 4, 4, &ch);
+    gpu_hier_label(&ch, label, sizeof(label));
+    CHECK(ch.slice == even.slot_bytes && 1 == ch.nslices, "gather on 2 nodes: whole slots (%zu)",
+          ch.slice);
+    even = dgx16(1);
+    even.lsize = 1;
+    gpu_hier_choose(&even, GPU_HIER_GATHER, 4, 4, &ch);
+    gpu_hier_label(&ch, label, sizeof(label));
+    CHECK(0 == strcmp(label, "hier leaders: to-root"), "gather, one rank a node: %s", label);
+    even = dgx16(8);
     even.nranks = (int) even.slot_bytes + 1;   /* more ranks than a slot has bytes */
     CHECK(GPU_ERR_UNSUPPORTED == gpu_hier_choose(&even, GPU_HIER_ALLGATHER, 4, 1, &ch),
           "allgather: more ranks than slot bytes stages");

@@ -1,0 +1,213 @@
+/*
+ * Gather(v), scatter(v), allgatherv and alltoall(v) across nodes on device buffers: the
+ * MPI arguments as the hierarchy's byte lengths and displacements
+ * (hier/gpu_hier_v.c and gpu_hier_a2a.c run them).  Contiguous datatypes only; anything else
+ * stages, decided per rank from its own arguments and agreed on the kind
+ * board like every call.  Counts and displacements are read where MPI says
+ * they count (a gatherv's receive side and a scatterv's send side at the
+ * root only).
+ */
+#include "ompi_config.h"
+
+#include <stdlib.h>
+
+#include "coll_gpu.h"
+
+#include "ompi/constants.h"
+#include "ompi/datatype/ompi_datatype.h"
+
+#if GPUCOLL_HAVE_UCX
+#include "hier/gpu_hier.h"
+#endif
+
+/* n blocks in bytes (counts NULL: count each, displs NULL: back to back);
+ * 0 where a count or a displacement is negative */
+static int mca_coll_gpu_v_bytes(const mca_coll_gpu_geom_t *g, int n, const int *counts, int count,
+                                const int *displs, size_t *len, size_t *displ)
+{
+    for (int q = 0; q < n; ++q) {
+        const int c = NULL != counts ? counts[q] : count;
+        if (c < 0 || (NULL != displs && displs[q] < 0)) {
+            return 0;
+        }
+        len[q] = (size_t) c * g->size;
+        displ[q] = (NULL != displs ? (size_t) displs[q] * g->size : (size_t) q * len[q]) +
+                   (size_t) g->lb;
+    }
+    return 1;
+}
+
+/* The arguments of one call as bytes; 0: this rank's part cannot take the
+ * hierarchy (a type that is not contiguous, a negative count, sides whose
+ * sizes differ). */
+typedef struct {
+    size_t *len, *displ;   /* per rank, where this rank knows them */
+    size_t *rlen, *rdispl; /* alltoall(v): the receive side */
+    size_t mine;           /* this rank's block */
+    const char *sbuf;      /* NULL: in place */
+    char *rbuf;            /* scatter: NULL in place */
+    int root, is_root, uniform;
+} mca_coll_gpu_v_args_t;
+
+static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                               mca_coll_gpu_v_args_t *v)
+{
+    const int n = ompi_comm_size(m->comm), rank = ompi_comm_rank(m->comm);
+    mca_coll_gpu_geom_t sg = { 0 }, rg = { 0 };
+
+    v->root = a->root;
+    v->is_root = rank == a->root;
+    switch (a->kind) {
+    case MCA_COLL_GPU_ARGS_GATHER:
+    case MCA_COLL_GPU_ARGS_GATHERV: {
+        const int in_place = v->is_root && MPI_IN_PLACE == a->sbuf;
+        v->uniform = MCA_COLL_GPU_ARGS_GATHER == a->kind;
+        if ((!in_place && !mca_coll_gpu_geom(a->sdtype, &sg)) ||
+            (v->is_root && (!mca_coll_gpu_geom(a->rdtype, &rg) ||
+                            !mca_coll_gpu_v_bytes(&rg, n, v->uniform ? NULL : a->rcounts,
+                                                  a->rcount, v->uniform ? NULL : a->rdispls,
+                                                  v->len, v->displ)))) {
+            return 0;
+        }
+        v->mine = in_place ? v->len[rank] : (size_t) a->scount * sg.size;
+        v->sbuf = in_place ? NULL : (const char *) a->sbuf + sg.lb;
+        v->rbuf = a->rbuf;
+        return a->scount >= 0 && (!v->is_root || v->mine == v->len[rank]);
+    }
+    case MCA_COLL_GPU_ARGS_SCATTER:
+    case MCA_COLL_GPU_ARGS_SCATTERV: {
+        const int in_place = v->is_root && MPI_IN_PLACE == a->rbuf;
+        v->uniform = MCA_COLL_GPU_ARGS_SCATTER == a->kind;
+        if ((!in_place && !mca_coll_gpu_geom(a->rdtype, &rg)) ||
+            (v->is_root && (!mca_coll_gpu_geom(a->sdtype, &sg) ||
+                            !mca_coll_gpu_v_bytes(&sg, n, v->uniform ? NULL : a->scounts,
+                                                  a->scount, v->uniform ? NULL : a->sdispls,
+                                                  v->len, v->displ)))) {
+            return 0;
+        }
+        v->mine = in_place ? v->len[rank] : (size_t) a->rcount * rg.size;
+        v->sbuf = a->sbuf;
+        v->rbuf = in_place ? NULL : (char *) a->rbuf + rg.lb;
+        return a->rcount >= 0 && (!v->is_root || v->mine == v->len[rank]);
+    }
+    case MCA_COLL_GPU_ARGS_ALLGATHERV: {
+        const int in_place = MPI_IN_PLACE == a->sbuf;
+        v->uniform = 0;
+        if (!mca_coll_gpu_geom(a->rdtype, &rg) ||
+            (!in_place && !mca_coll_gpu_geom(a->sdtype, &sg)) ||
+            !mca_coll_gpu_v_bytes(&rg, n, a->rcounts, 0, a->rdispls, v->len, v->displ)) {
+            return 0;
+        }
+        v->mine = in_place ? v->len[rank] : (size_t) a->scount * sg.size;
+        v->sbuf = in_place ? NULL : (const char *) a->sbuf + sg.lb;
+        v->rbuf = a->rbuf;
+        return v->mine == v->len[rank];
+    }
+    case MCA_COLL_GPU_ARGS_ALLTOALL:
+    case MCA_COLL_GPU_ARGS_ALLTOALLV: {
+        const int uni = MCA_COLL_GPU_ARGS_ALLTOALL == a->kind;
+        v->uniform = uni;
+        v->sbuf = a->sbuf;
+        v->rbuf = a->rbuf;
+        v->mine = 0;
+        /* in place: staged (every rank passes it alike) */
+        return MPI_IN_PLACE != a->sbuf && mca_coll_gpu_geom(a->sdtype, &sg) &&
+               mca_coll_gpu_geom(a->rdtype, &rg) &&
+               mca_coll_gpu_v_bytes(&sg, n, uni ? NULL : a->scounts, a->scount,
+                                    uni ? NULL : a->sdispls, v->len, v->displ) &&
+               mca_coll_gpu_v_bytes(&rg, n, uni ? NULL : a->rcounts, a->rcount,
+                                    uni ? NULL : a->rdispls, v->rlen, v->rdispl);
+    }
+    default:
+        return 0;
+    }
+}
+
+int mca_coll_gpu_hier_v_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a)
+{
+    const size_t n = (size_t) ompi_comm_size(m->comm);
+    mca_coll_gpu_v_args_t v;
+    int ok;
+
+    v.len = malloc(4 * n * sizeof(size_t));
+    if (NULL == v.len) {
+        return 0;
+    }
+    v.displ = v.len + n;
+    v.rlen = v.len + 2 * n;
+    v.rdispl = v.len + 3 * n;
+    ok = mca_coll_gpu_v_args(m, a, &v);
+    free(v.len);
+    return ok;
+}
+
+int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
+                            int *ran)
+{
+#if GPUCOLL_HAVE_UCX
+    const mca_coll_gpu_args_t *a = call->args;
+    const size_t n = (size_t) ompi_comm_size(m->comm);
+    mca_coll_gpu_v_args_t v;
+    mca_coll_gpu_trace_t trace;
+    gpu_hier_coll_t coll;
+    gpu_status_t st;
+
+    *ran = 0;
+    v.len = malloc(4 * n * sizeof(size_t));
+    if (NULL == v.len) {
+        return MPI_SUCCESS;   /* staged */
+    }
+    v.displ = v.len + n;
+    v.rlen = v.len + 2 * n;
+    v.rdispl = v.len + 3 * n;
+    if (!mca_coll_gpu_v_args(m, a, &v)) {
+        free(v.len);
+        return MPI_SUCCESS;   /* eligibility said otherwise: not reached */
+    }
+    switch (call->kind) {
+    case MCA_COLL_GPU_HIER_GATHER:
+    case MCA_COLL_GPU_HIER_GATHERV:
+        coll = MCA_COLL_GPU_HIER_GATHER == call->kind ? GPU_HIER_GATHER : GPU_HIER_GATHERV;
+        mca_coll_gpu_trace_begin(&trace, gpu_hier_coll_name(coll), v.mine,
+                                 gpu_hier_algo(m->hier, coll, v.mine, 1));
+        st = gpu_hier_gatherv(m->hier, v.sbuf, v.mine, v.rbuf, v.is_root ? v.len : NULL,
+                              v.is_root ? v.displ : NULL, v.root, v.uniform);
+        break;
+    case MCA_COLL_GPU_HIER_SCATTER:
+    case MCA_COLL_GPU_HIER_SCATTERV:
+        coll = MCA_COLL_GPU_HIER_SCATTER == call->kind ? GPU_HIER_SCATTER : GPU_HIER_SCATTERV;
+        mca_coll_gpu_trace_begin(&trace, gpu_hier_coll_name(coll), v.mine,
+                                 gpu_hier_algo(m->hier, coll, v.mine, 1));
+        st = gpu_hier_scatterv(m->hier, v.sbuf, v.is_root ? v.len : NULL,
+                               v.is_root ? v.displ : NULL, v.rbuf, v.mine, v.root, v.uniform);
+        break;
+    case MCA_COLL_GPU_HIER_ALLTOALL:
+    case MCA_COLL_GPU_HIER_ALLTOALLV: {
+        /* the trace's size: alltoall's block, alltoallv's first to send */
+        const size_t b = v.len[0];
+        coll = MCA_COLL_GPU_HIER_ALLTOALL == call->kind ? GPU_HIER_ALLTOALL : GPU_HIER_ALLTOALLV;
+        mca_coll_gpu_trace_begin(&trace, gpu_hier_coll_name(coll), b,
+                                 gpu_hier_algo(m->hier, coll, b > 0 ? b : 1, 1));
+        st = gpu_hier_alltoallv(m->hier, v.sbuf, v.len, v.displ, v.rbuf, v.rlen, v.rdispl);
+        break;
+    }
+    default:
+        mca_coll_gpu_trace_begin(&trace, "allgatherv", v.mine,
+                                 gpu_hier_algo(m->hier, GPU_HIER_ALLGATHERV, v.mine, 1));
+        st = gpu_hier_allgatherv(m->hier, v.sbuf, v.rbuf, v.len, v.displ);
+        break;
+    }
+    mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, trace.t0, trace.t0, (int) st);
+    free(v.len);
+    if (GPU_ERR_UNSUPPORTED == st) {
+        return MPI_SUCCESS;   /* the layout cannot take it, on every rank alike: staged */
+    }
+    *ran = 1;
+    return mca_coll_gpu_fallback_done(mca_coll_gpu_status_to_mpi(st), NULL);
+#else
+    (void) m;
+    (void) call;
+    *ran = 0;
+    return MPI_SUCCESS;
+#endif
+}

@@ -1,0 +1,470 @@
+/*
+ * The hierarchy's gatherv, scatterv (gather, scatter), allgatherv
+ * (hier/gpu_hier_v.c) and alltoallv (alltoall; hier/gpu_hier_a2a.c)
+ * between real processes split into virtual nodes of
+ * several ranks, on device buffers of the CUDA stand-ins (test/fake: the
+ * CPU cannot touch them; every byte moves by the runtime's copies), the
+ * network UCX as UCX_TLS says.
+ *
+ * The node steps run on an emulation of the node engine's exchange plans:
+ * each pair of a COPY plan moved by MPI point-to-point within the node,
+ * through host copies.  What is tested is the hierarchy: the plans it
+ * builds, the regions, the root's counts, the slices and their copies.
+ *
+ * Every call: counts that differ (zeros among them), displacements out of
+ * rank order with gaps, every root, in place and not, from one byte to
+ * regions of many slices that wrap the slot ring; outputs poisoned first,
+ * then checked against a host reference, gaps and the bytes past the end
+ * still poisoned.  Rank 0 prints the trace label of each collective
+ * (gpu_hier_algo, as the component's trace carries it).
+ * Usage: mpirun -np N test_hier_v NODES CHANNELS [SLOT_BYTES [interleaved]]
+ * (interleaved: rank r on node r mod NODES; else rank order, as
+ * coll_gpu_virtual_nodes splits).  Prints "N passed, N failed".
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "hier/gpu_hier.h"
+#include "kernels/gpu_kernels.h"
+#include "test/unit/check.h"
+#include "ucx_transport/gpu_ucx.h"
+
+static int rank, size, stray;
+static MPI_Comm node_comm;
+
+/* ---- the node engine, emulated: a COPY plan's pairs over MPI ---------- */
+
+static void *host_copy(const void *dev, size_t len)
+{
+    void *p = malloc(len > 0 ? len : 1);
+    if (len > 0 && cudaSuccess != cudaMemcpy(p, dev, len, cudaMemcpyDefault)) {
+        ++stray;
+    }
+    return p;
+}
+
+gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_xchg_plan_t *plan,
+                             gpu_op_t op, gpu_dtype_t dt, gpu_engine_req_t *req)
+{
+    int n, me, k = 0;
+    MPI_Request *r;
+    void **tmp;
+
+    (void) op, (void) dt;
+    MPI_Comm_size(node_comm, &n);
+    MPI_Comm_rank(node_comm, &me);
+    if ((void *) c != (void *) &node_comm || NULL != req || GPU_XCHG_COPY != plan->mode ||
+        plan->relay) {
+        fprintf(stderr, "rank %d: %s: a node step this emulation does not run\n", rank, what);
+        ++stray;
+        return GPU_ERR_INVALID;
+    }
+    r = calloc(2 * (size_t) n, sizeof(*r));
+    tmp = calloc(2 * (size_t) n, sizeof(*tmp));
+    for (int q = 0; q < n; ++q) {
+        if (NULL != plan->send_src2[q] || NULL != plan->recv_dst2[q]) {
+            ++stray;
+        }
+        if (plan->recv_len[q] > 0) {
+            tmp[q] = malloc(plan->recv_len[q]);
+            MPI_Irecv(tmp[q], (int) plan->recv_len[q], MPI_BYTE, q, 77, node_comm, &r[k++]);
+        }
+        if (plan->send_len[q] > 0) {
+            tmp[n + q] = host_copy(plan->send_src[q], plan->send_len[q]);
+            MPI_Isend(tmp[n + q], (int) plan->send_len[q], MPI_BYTE, q, 77, node_comm, &r[k++]);
+        }
+    }
+    if (plan->self_len > 0) {
+        void *t = host_copy(plan->self_src, plan->self_len);
+        stray += cudaSuccess != cudaMemcpy(plan->self_dst, t, plan->self_len, cudaMemcpyDefault);
+        free(t);
+    }
+    MPI_Waitall(k, r, MPI_STATUSES_IGNORE);
+    for (int q = 0; q < n; ++q) {
+        if (plan->recv_len[q] > 0) {
+            stray += cudaSuccess != cudaMemcpy(plan->recv_dst[q], tmp[q], plan->recv_len[q],
+                                               cudaMemcpyDefault);
+        }
+        free(tmp[q]);
+        free(tmp[n + q]);
+    }
+    /* a copy from pageable memory may land later on the legacy stream,
+     * which the hierarchy's streams do not wait for (as on a GPU) */
+    stray += cudaSuccess != cudaDeviceSynchronize();
+    free(tmp);
+    free(r);
+    return GPU_OK;
+}
+
+gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t count, gpu_op_t op,
+                                     gpu_dtype_t dt, void *stream)
+{
+    (void) acc, (void) x, (void) count, (void) op, (void) dt, (void) stream;
+    fprintf(stderr, "rank %d: unexpected device fold\n", rank);
+    ++stray;
+    return GPU_ERR_INVALID;
+}
+
+static gpu_status_t boot_allgather(void *ctx, const void *sbuf, void *rbuf, size_t bytes)
+{
+    (void) ctx;
+    return MPI_SUCCESS == MPI_Allgather(sbuf, (int) bytes, MPI_BYTE, rbuf, (int) bytes, MPI_BYTE,
+                                        MPI_COMM_WORLD) ? GPU_OK : GPU_ERR_BOOTSTRAP;
+}
+static const gpu_boot_ops_t boot = { .allgather = boot_allgather };
+
+/* ---- device buffers of the stand-in, seen through copies ---------------- */
+
+#define GUARD 64
+#define POISON 0x5a
+
+/* byte i of rank r's block (seed: the call) */
+static unsigned char val(int r, size_t i, unsigned seed)
+{
+    return (unsigned char) (i * 7 + (size_t) r * 31 + seed * 13 + 1);
+}
+
+/* a device buffer of len bytes plus a guard, all poisoned */
+static char *dbuf(size_t len)
+{
+    char *d = NULL;
+    if (cudaSuccess != cudaMalloc((void **) &d, len + GUARD) ||
+        cudaSuccess != cudaMemset(d, POISON, len + GUARD) ||
+        cudaSuccess != cudaDeviceSynchronize()) {
+        ++stray;
+    }
+    return d;
+}
+
+static void dput(char *d, const unsigned char *h, size_t len)
+{
+    stray += len > 0 && cudaSuccess != cudaMemcpy(d, h, len, cudaMemcpyDefault);
+    stray += cudaSuccess != cudaDeviceSynchronize();
+}
+
+static unsigned char *dget(const char *d, size_t len)
+{
+    return host_copy(d, len + GUARD);
+}
+
+/* block layout of one call: counts (some zero) and displacements in reverse
+ * rank order with a gap before every block */
+typedef struct {
+    size_t len[64], displ[64], span;
+} layout_t;
+
+static void make_layout(layout_t *l, size_t unit, unsigned seed, int uniform)
+{
+    size_t at = 3;
+    for (int r = size - 1; r >= 0; --r) {
+        const size_t k = (size_t) r + seed;
+        l->len[r] = uniform ? unit : k % 4 == 1 ? 0 : unit * (k % 3 + 1) + (size_t) r;
+        l->displ[r] = at;
+        at += l->len[r] + 5 + (size_t) r % 3;
+    }
+    l->span = at;
+}
+
+/* blocks as the reference says, every other byte of out (gaps, guard) poisoned */
+static int check_blocks(const unsigned char *out, size_t span, const layout_t *l, unsigned seed)
+{
+    unsigned char *want = malloc(span + GUARD);
+    int bad = 0;
+    memset(want, POISON, span + GUARD);
+    for (int r = 0; r < size; ++r) {
+        for (size_t i = 0; i < l->len[r]; ++i) {
+            want[l->displ[r] + i] = val(r, i, seed);
+        }
+    }
+    for (size_t i = 0; i < span + GUARD; ++i) {
+        bad += out[i] != want[i];
+    }
+    free(want);
+    return bad;
+}
+
+static unsigned char *block_of(int r, size_t len, unsigned seed)
+{
+    unsigned char *b = malloc(len + 1);
+    for (size_t i = 0; i < len; ++i) {
+        b[i] = val(r, i, seed);
+    }
+    return b;
+}
+
+static void test_gatherv(gpu_hier_t *h, size_t unit, int root, int uniform, int in_place,
+                         unsigned seed)
+{
+    layout_t l;
+    make_layout(&l, unit, seed, uniform);
+    const size_t mine = l.len[rank];
+    unsigned char *b = block_of(rank, mine, seed);
+    char *s = dbuf(mine), *out = dbuf(rank == root ? l.span : 0);
+    unsigned char *got;
+    gpu_status_t st;
+    int bad = 0;
+
+    dput(s, b, mine);
+    if (rank == root && in_place) {
+        dput(out + l.displ[rank], b, mine);   /* MPI_IN_PLACE: my block already there */
+    }
+    st = gpu_hier_gatherv(h, rank == root && in_place ? NULL : s, mine, out,
+                          rank == root ? l.len : NULL, rank == root ? l.displ : NULL, root,
+                          uniform);
+    got = dget(out, rank == root ? l.span : 0);
+    if (rank == root) {
+        bad = check_blocks(got, l.span, &l, seed);
+    }
+    for (size_t i = 0; i < GUARD && rank != root; ++i) {
+        bad += POISON != got[i];   /* a rank's output buffer is the root's only */
+    }
+    CHECK(GPU_OK == st && 0 == bad, "%s %zu-byte unit to %d%s: %s, %d bytes wrong (gaps and guard "
+          "included)", uniform ? "gather" : "gatherv", unit, root, in_place ? " in place" : "",
+          gpu_status_string(st), bad);
+    free(got);
+    free(b);
+    cudaFree(s);
+    cudaFree(out);
+}
+
+static void test_scatterv(gpu_hier_t *h, size_t unit, int root, int uniform, int in_place,
+                          unsigned seed)
+{
+    layout_t l;
+    make_layout(&l, unit, seed, uniform);
+    const size_t mine = l.len[rank];
+    char *s = dbuf(rank == root ? l.span : 0), *out = dbuf(mine);
+    unsigned char *got, *src = NULL;
+    gpu_status_t st;
+    int bad = 0;
+
+    if (rank == root) {
+        src = malloc(l.span + GUARD);
+        memset(src, POISON, l.span + GUARD);
+        for (int r = 0; r < size; ++r) {
+            for (size_t i = 0; i < l.len[r]; ++i) {
+                src[l.displ[r] + i] = val(r, i, seed);
+            }
+        }
+        dput(s, src, l.span);
+    }
+    st = gpu_hier_scatterv(h, s, rank == root ? l.len : NULL, rank == root ? l.displ : NULL,
+                           rank == root && in_place ? NULL : out, mine, root, uniform);
+    got = dget(out, mine);
+    for (size_t i = 0; i < mine + GUARD; ++i) {
+        const unsigned char want = i < mine && !(rank == root && in_place) ? val(rank, i, seed)
+                                                                           : POISON;
+        bad += got[i] != want;
+    }
+    if (rank == root) {
+        /* the root's input is read only */
+        unsigned char *again = dget(s, l.span);
+        bad += 0 != memcmp(again, src, l.span + GUARD);
+        free(again);
+    }
+    CHECK(GPU_OK == st && 0 == bad, "%s %zu-byte unit from %d%s: %s, %d bytes wrong",
+          uniform ? "scatter" : "scatterv", unit, root, in_place ? " in place" : "",
+          gpu_status_string(st), bad);
+    free(got);
+    free(src);
+    cudaFree(s);
+    cudaFree(out);
+}
+
+static void test_allgatherv(gpu_hier_t *h, size_t unit, int in_place, unsigned seed)
+{
+    layout_t l;
+    make_layout(&l, unit, seed, 0);
+    const size_t mine = l.len[rank];
+    unsigned char *b = block_of(rank, mine, seed), *got;
+    char *s = dbuf(mine), *out = dbuf(l.span);
+    gpu_status_t st;
+    int bad;
+
+    dput(s, b, mine);
+    if (in_place) {
+        dput(out + l.displ[rank], b, mine);
+    }
+    st = gpu_hier_allgatherv(h, in_place ? NULL : s, out, l.len, l.displ);
+    got = dget(out, l.span);
+    bad = check_blocks(got, l.span, &l, seed);
+    CHECK(GPU_OK == st && 0 == bad, "allgatherv %zu-byte unit%s: %s, %d bytes wrong (gaps and "
+          "guard included)", unit, in_place ? " in place" : "", gpu_status_string(st), bad);
+    free(got);
+    free(b);
+    cudaFree(s);
+    cudaFree(out);
+}
+
+/* the block from src to dst: some empty unless uniform */
+static size_t pair_len(int src, int dst, size_t unit, unsigned seed, int uniform)
+{
+    const size_t k = (size_t) src * 3 + (size_t) dst * 5 + seed;
+    return uniform ? unit : k % 4 == 0 ? 0 : unit * ((size_t) (src + dst) % 3 + 1) + (size_t) src;
+}
+
+/* blocks of len[q] at displacements in reverse rank order with gaps; returns the span */
+static size_t pair_layout(const size_t *len, size_t *displ)
+{
+    size_t at = 2;
+    for (int q = size - 1; q >= 0; --q) {
+        displ[q] = at;
+        at += len[q] + 3 + (size_t) q % 2;
+    }
+    return at;
+}
+
+static void test_alltoallv(gpu_hier_t *h, size_t unit, int uniform, unsigned seed)
+{
+    size_t slen[64], sdispl[64], rlen[64], rdispl[64], sspan, rspan;
+    unsigned char *src, *want, *got;
+    char *s, *out;
+    gpu_status_t st;
+    int bad = 0;
+
+    for (int q = 0; q < size; ++q) {
+        slen[q] = pair_len(rank, q, unit, seed, uniform);
+        rlen[q] = pair_len(q, rank, unit, seed, uniform);
+    }
+    sspan = pair_layout(slen, sdispl);
+    rspan = pair_layout(rlen, rdispl);
+    src = malloc(sspan);
+    want = malloc(rspan + GUARD);
+    memset(src, POISON, sspan);
+    memset(want, POISON, rspan + GUARD);
+    for (int q = 0; q < size; ++q) {
+        for (size_t i = 0; i < slen[q]; ++i) {
+            src[sdispl[q] + i] = val(rank * 64 + q, i, seed);
+        }
+        for (size_t i = 0; i < rlen[q]; ++i) {
+            want[rdispl[q] + i] = val(q * 64 + rank, i, seed);
+        }
+    }
+    s = dbuf(sspan);
+    out = dbuf(rspan);
+    dput(s, src, sspan);
+    st = gpu_hier_alltoallv(h, s, slen, sdispl, out, rlen, rdispl);
+    got = dget(out, rspan);
+    for (size_t i = 0; i < rspan + GUARD; ++i) {
+        bad += got[i] != want[i];
+    }
+    CHECK(GPU_OK == st && 0 == bad, "%s %zu-byte unit: %s, %d bytes wrong (gaps and guard "
+          "included)", uniform ? "alltoall" : "alltoallv", unit, gpu_status_string(st), bad);
+    free(got);
+    free(want);
+    free(src);
+    cudaFree(s);
+    cudaFree(out);
+}
+
+/* the trace label of each collective, as the component's trace carries it */
+static void labels(gpu_hier_t *h)
+{
+    static const gpu_hier_coll_t colls[] = { GPU_HIER_GATHER, GPU_HIER_GATHERV, GPU_HIER_SCATTER,
+                                             GPU_HIER_SCATTERV, GPU_HIER_ALLGATHERV,
+                                             GPU_HIER_ALLTOALL, GPU_HIER_ALLTOALLV };
+    for (unsigned i = 0; i < sizeof(colls) / sizeof(colls[0]); ++i) {
+        const char *label = gpu_hier_algo(h, colls[i], 1000, 1);
+        const char *want = colls[i] >= GPU_HIER_ALLTOALL ? "hier pairs: " : "hier leaders: ";
+        CHECK(0 == strncmp(label, want, strlen(want)), "%s: a hierarchical label (%s)",
+              gpu_hier_coll_name(colls[i]), label);
+        if (0 == rank) {
+            printf("label %s: %s\n", gpu_hier_coll_name(colls[i]), label);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const int nnodes = argc > 1 ? atoi(argv[1]) : 2;
+    const int nchan = argc > 2 ? atoi(argv[2]) : 2;
+    const size_t slot = argc > 3 ? strtoul(argv[3], NULL, 0) : 65536;
+    const int interleaved = argc > 4 && 0 == strcmp(argv[4], "interleaved");
+    /* one byte, small, one slice, several that wrap the ring of 4 slots */
+    static const size_t units[] = { 1, 100, 5000, 70000 };
+    gpu_net_t *nets[GPU_UCX_MAX_CHANNELS] = { 0 };
+    gpu_hier_params_t hp;
+    gpu_hier_t *h = NULL;
+    int *node_of, counts[2], sums[2];
+    gpu_status_t st = GPU_OK;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 64 || nnodes < 2 || nnodes > size) {
+        if (0 == rank) {
+            printf("usage: 2 <= NODES <= np <= 64\n");
+        }
+        MPI_Finalize();
+        return 1;
+    }
+    node_of = malloc(sizeof(int) * (size_t) size);
+    for (int r = 0; r < size; ++r) {
+        node_of[r] = interleaved ? r % nnodes : (int) ((long) r * nnodes / size);
+    }
+    MPI_Comm_split(MPI_COMM_WORLD, node_of[rank], rank, &node_comm);
+    for (int i = 0; i < nchan && i < GPU_UCX_MAX_CHANNELS && GPU_OK == st; ++i) {
+        gpu_ucx_params_t p = { .timeout_s = 30.0, .direct = 0, .comm_id = 21, .host_id = 1,
+                               .channel = i };
+        st = gpu_ucx_create(&boot, NULL, rank, size, &p, &nets[i]);
+        CHECK(GPU_OK == st, "UCX endpoints of channel %d: %s", i, gpu_status_string(st));
+    }
+    memset(&hp, 0, sizeof(hp));
+    hp.slot_bytes = slot;
+    hp.nslots = 4;
+    hp.timeout_s = 30.0;
+    hp.alpha_s = 10e-6;
+    hp.beta_Bps = 12.5e9;
+    hp.channels = nchan;
+    const gpu_hier_layout_t layout = { .nranks = size, .rank = rank, .node_of = node_of };
+    if (GPU_OK == st) {
+        st = gpu_hier_create((gpu_engine_comm_t *) (void *) &node_comm, &gpu_ucx_net_ops, nets, 0,
+                             &layout, &hp, &h);
+        CHECK(GPU_OK == st, "hierarchy: %s", gpu_status_string(st));
+    }
+    if (GPU_OK == st) {
+        if (0 == rank) {
+            printf("test_hier_v np=%d, %s nodes: %s\n", size,
+                   interleaved ? "interleaved" : "rank-order", gpu_hier_describe(h));
+        }
+        labels(h);
+        for (unsigned k = 0; k < sizeof(units) / sizeof(units[0]); ++k) {
+            const size_t u = units[k];
+            for (int root = 0; root < size; ++root) {
+                test_gatherv(h, u, root, 0, 0, k + (unsigned) root);
+                test_scatterv(h, u, root, 0, 0, k + (unsigned) root + 3);
+            }
+            test_gatherv(h, u, (int) k % size, 1, 0, k + 5);
+            test_gatherv(h, u, size - 1, 1, 1, k + 6);
+            test_gatherv(h, u, (int) (k + 1) % size, 0, 1, k + 7);
+            test_scatterv(h, u, (int) k % size, 1, 0, k + 8);
+            test_scatterv(h, u, size - 1, 1, 1, k + 9);
+            test_scatterv(h, u, (int) (k + 1) % size, 0, 1, k + 10);
+            test_allgatherv(h, u, 0, k + 11);
+            test_allgatherv(h, u, 1, k + 12);
+            test_alltoallv(h, u, 0, k + 13);
+            test_alltoallv(h, u, 1, k + 14);
+        }
+    }
+    CHECK(0 == stray, "%d node steps the emulation does not run, stray folds or failed copies",
+          stray);
+    gpu_hier_destroy(h);
+    for (int i = 0; i < nchan && i < GPU_UCX_MAX_CHANNELS; ++i) {
+        gpu_ucx_destroy(nets[i]);
+    }
+    MPI_Comm_free(&node_comm);
+    free(node_of);
+    counts[0] = npass;
+    counts[1] = nfail;
+    MPI_Reduce(counts, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (0 == rank) {
+        printf("%d passed, %d failed\n", sums[0], sums[1]);
+    }
+    MPI_Finalize();
+    return 0 == rank && 0 != sums[1];
+}
