@@ -11,13 +11,14 @@
  * communicator on the device.  What stays the communicator's own are the
  * areas whose flags or lines must not be seen by another communicator:
  * the launched kernels' flags, the one-shot's LL slots, the resident
- * kernel's lines and the host-paced staging.  Sized from the parameters
- * alone these are 33 MiB per rank at 2 ranks and 50 MiB at 4 (the lines
- * are 4 x ranks x the largest pair): 48 communicators would hold 2.4 GiB
- * per GPU beside the pool.  So with the pool, the own area is cut to fit
- * coll_gpu_pool_comm_bytes: the flags first (fixed: they count blocks and
- * peers), then of the rest three quarters for the resident kernel's lines,
- * an eighth each for the one-shot's slots and the paced staging.  Calls
+ * kernel's lines and the host-paced staging.  Sized from the default
+ * parameters alone these are 25 MiB per rank at 2 ranks and 34 MiB at 4
+ * (the lines are 4 x ranks x the largest pair, the staging 16 MiB): 48
+ * communicators would hold 1.2-1.6 GiB per GPU beside the pool.  So with
+ * the pool, the own area is cut to fit coll_gpu_pool_comm_bytes: the flags
+ * first (fixed: they count blocks and peers), then of the rest three
+ * quarters for the resident kernel's lines, an eighth each for the
+ * one-shot's slots and the paced staging.  Calls
  * above the cut sizes take the launched kernels over the pool (blocking)
  * or more paced rounds (nonblocking).  Every rank cuts alike: the cut
  * depends on the parameters and the communicator's size only.
