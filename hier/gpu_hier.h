@@ -105,6 +105,10 @@ gpu_status_t gpu_hier_scatterv(gpu_hier_t *h, const void *sbuf, const size_t *sl
                                int uniform);
 gpu_status_t gpu_hier_allgatherv(gpu_hier_t *h, const void *sbuf, void *rbuf, const size_t *rlen,
                                  const size_t *rdispl);
+/* counts[rank] elements each (gpu_hier_v.c: the allreduce of every block,
+ * then a copy of mine); in NULL: in place (the input is in out) */
+gpu_status_t gpu_hier_reduce_scatterv(gpu_hier_t *h, const void *in, void *out,
+                                      const size_t *counts, gpu_op_t op, gpu_dtype_t dt);
 /* every pair its own block (gpu_hier_a2a.c); not in place (sbuf NULL:
  * GPU_ERR_UNSUPPORTED, the caller stages) */
 gpu_status_t gpu_hier_alltoallv(gpu_hier_t *h, const void *sbuf, const size_t *slen,

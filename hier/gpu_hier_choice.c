@@ -75,10 +75,12 @@ gpu_status_t gpu_hier_choose(const gpu_hier_model_t *s, gpu_hier_coll_t coll, si
     switch (coll) {
     case GPU_HIER_ALLREDUCE:
     case GPU_HIER_REDUCE_SCATTER_BLOCK:
-        /* reduce_scatter_block: the allreduce of every rank's block, then a copy */
-        total = GPU_HIER_REDUCE_SCATTER_BLOCK == coll ? bytes * (size_t) s->nranks : bytes;
+    case GPU_HIER_REDUCE_SCATTER:
+        /* reduce_scatter(_block): the allreduce of every rank's block, then a
+         * copy (reduce_scatter's plan takes every block alike) */
+        total = GPU_HIER_ALLREDUCE != coll ? bytes * (size_t) s->nranks : bytes;
         count = total / esz;
-        c->copy_after = GPU_HIER_REDUCE_SCATTER_BLOCK == coll;
+        c->copy_after = GPU_HIER_ALLREDUCE != coll;
         c->rails = s->even;
         c->before_bytes = c->after_bytes = total;
         c->net = GPU_INTER_OP_ALLREDUCE;
@@ -196,7 +198,7 @@ const char *gpu_hier_coll_name(gpu_hier_coll_t coll)
                                                         "allgather", "reduce_scatter_block",
                                                         "gather", "gatherv", "scatter",
                                                         "scatterv", "allgatherv", "alltoall",
-                                                        "alltoallv" };
+                                                        "alltoallv", "reduce_scatter" };
     return (unsigned) coll < GPU_HIER_NCOLLS ? names[coll] : "?";
 }
 

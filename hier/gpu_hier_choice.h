@@ -38,6 +38,7 @@ typedef enum {
     GPU_HIER_ALLGATHERV,
     GPU_HIER_ALLTOALL,
     GPU_HIER_ALLTOALLV,
+    GPU_HIER_REDUCE_SCATTER,
     GPU_HIER_NCOLLS
 } gpu_hier_coll_t;
 

@@ -13,6 +13,8 @@
  *               straight into the root's output), each leader's pieces to
  *               the root, which copies them out to the ranks' blocks
  *   scatterv    the mirror: the root's pieces to the leaders, node scatterv
+ *   reduce_scatter(v)  the hierarchy's allreduce of every block into a
+ *               temporary, then a copy of the rank's own block
  *   allgatherv  node allgatherv into a buffer P of every region (node
  *               order), a ring of the regions' pieces among the leaders,
  *               node bcast of P, then every rank copies the blocks out of P
@@ -508,4 +510,26 @@ gpu_status_t gpu_hier_allgatherv(gpu_hier_t *h, const void *sbuf, void *rbuf, co
 out:
     gpu_v_free(&v);
     return st;
+}
+
+gpu_status_t gpu_hier_reduce_scatterv(gpu_hier_t *h, const void *in, void *out,
+                                      const size_t *counts, gpu_op_t op, gpu_dtype_t dt)
+{
+    const size_t esz = gpu_dtype_size(dt);
+    size_t total = 0, mine = 0;
+    char *tmp = NULL;
+    gpu_status_t st;
+
+    for (int r = 0; r < h->nranks; ++r) {
+        mine = r == h->rank ? total : mine;
+        total += counts[r];
+    }
+    if (0 == total) {
+        return gpu_hier_begin(h);   /* keep the call sequence in step */
+    }
+    st = gpu_hier_dvec(h, total * esz, &tmp);
+    if (GPU_OK == st) {
+        st = gpu_hier_allreduce(h, NULL == in ? out : in, tmp, total, op, dt);
+    }
+    return GPU_OK == st ? gpu_hier_d2d(h, out, tmp + mine * esz, counts[h->rank] * esz) : st;
 }

@@ -511,6 +511,7 @@ static int gpu_hier_ok(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
     case MCA_COLL_GPU_ARGS_ALLGATHERV:
     case MCA_COLL_GPU_ARGS_ALLTOALL:
     case MCA_COLL_GPU_ARGS_ALLTOALLV:
+    case MCA_COLL_GPU_ARGS_REDUCE_SCATTER:
         return mca_coll_gpu_hier_v_ok(m, a);
     default:
         return 0;
@@ -551,7 +552,7 @@ static const mca_coll_gpu_coll_ops_t gpu_colls[] = {
         .native = gpu_native_reduce, .hier = MCA_COLL_GPU_HIER_REDUCE,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_REDUCE_SCATTER] = { .name = "reduce_scatter", .mem = gpu_mem_reduce_scatter,
-        .native = gpu_native_reduce_scatter, .hier = -1,
+        .native = gpu_native_reduce_scatter, .hier = MCA_COLL_GPU_HIER_REDUCE_SCATTER,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_REDUCE_SCATTER_BLOCK] = {
         .name = "reduce_scatter_block", .mem = gpu_mem_reduce_scatter,

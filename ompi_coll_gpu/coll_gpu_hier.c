@@ -338,7 +338,8 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
 {
     static const char *const names[] = { "allreduce", "bcast", "reduce", "allgather",
                                          "reduce_scatter_block", "gather", "gatherv", "scatter",
-                                         "scatterv", "allgatherv", "alltoall", "alltoallv" };
+                                         "scatterv", "allgatherv", "alltoall", "alltoallv",
+                                         "reduce_scatter" };
     int ret;
 
     /* the hierarchy's steps block (host allreduces between nodes): a

@@ -1,5 +1,6 @@
 /*
- * Gather(v), scatter(v), allgatherv and alltoall(v) across nodes on device buffers: the
+ * Gather(v), scatter(v), allgatherv, alltoall(v) and reduce_scatter across nodes on device
+ * buffers: the
  * MPI arguments as the hierarchy's byte lengths and displacements
  * (hier/gpu_hier_v.c and gpu_hier_a2a.c run them).  Contiguous datatypes only; anything else
  * stages, decided per rank from its own arguments and agreed on the kind
@@ -47,6 +48,8 @@ typedef struct {
     const char *sbuf;      /* NULL: in place */
     char *rbuf;            /* scatter: NULL in place */
     int root, is_root, uniform;
+    gpu_dtype_t dt;        /* reduce_scatter */
+    gpu_op_t op;
 } mca_coll_gpu_v_args_t;
 
 static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
@@ -118,6 +121,22 @@ static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
                mca_coll_gpu_v_bytes(&rg, n, uni ? NULL : a->rcounts, a->rcount,
                                     uni ? NULL : a->rdispls, v->rlen, v->rdispl);
     }
+    case MCA_COLL_GPU_ARGS_REDUCE_SCATTER:
+        /* counts as elements, in len; the input is every block, in place in rbuf */
+        v->sbuf = MPI_IN_PLACE == a->sbuf ? NULL : a->sbuf;
+        v->rbuf = a->rbuf;
+        v->mine = 0;
+        if (NULL == a->rcounts || !mca_coll_gpu_map(a->rdtype, a->op, &v->dt, &v->op)) {
+            return 0;
+        }
+        for (int q = 0; q < n; ++q) {
+            if (a->rcounts[q] < 0) {
+                return 0;
+            }
+            v->len[q] = (size_t) a->rcounts[q];
+        }
+        v->mine = v->len[rank] * gpu_dtype_size(v->dt);
+        return 1;
     default:
         return 0;
     }
@@ -191,6 +210,12 @@ int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_ca
         st = gpu_hier_alltoallv(m->hier, v.sbuf, v.len, v.displ, v.rbuf, v.rlen, v.rdispl);
         break;
     }
+    case MCA_COLL_GPU_HIER_REDUCE_SCATTER:
+        mca_coll_gpu_trace_begin(&trace, "reduce_scatter", v.mine,
+                                 gpu_hier_algo(m->hier, GPU_HIER_REDUCE_SCATTER, v.mine,
+                                               gpu_dtype_size(v.dt)));
+        st = gpu_hier_reduce_scatterv(m->hier, v.sbuf, v.rbuf, v.len, v.op, v.dt);
+        break;
     default:
         mca_coll_gpu_trace_begin(&trace, "allgatherv", v.mine,
                                  gpu_hier_algo(m->hier, GPU_HIER_ALLGATHERV, v.mine, 1));

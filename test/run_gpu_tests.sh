@@ -137,7 +137,7 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/tools/gpucoll-topo" ]; then
   fi
   rm -rf "$tf"
 fi
-# gather(v), scatter(v), allgatherv, alltoall(v) across 2 and 4 virtual nodes: the
+# gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter across 2 and 4 virtual nodes: the
 # conformance test passes and the timing file names each one's hierarchical label
 if [ -n "$HIER_CFGS" ]; then
   for nv in 2 4; do
@@ -147,13 +147,14 @@ if [ -n "$HIER_CFGS" ]; then
     miss=""
     for l in '"algo":"hier leaders: (gather/)?to-root' '"algo":"hier leaders: from-root(/scatter)?"' \
              '"coll":"allgatherv","algo":"hier leaders: (allgather|copy)/ring(/bcast)? \+ copy' \
-             '"coll":"alltoallv?","algo":"hier pairs: (alltoall|copy)/direct'; do
+             '"coll":"alltoallv?","algo":"hier pairs: (alltoall|copy)/direct' \
+             '"coll":"reduce_scatter","algo":"hier (rails|leaders): .* \+ copy'; do
       cat "$tf"/t.* 2>/dev/null | grep -qE "$l" || miss="$miss [$l]"
     done
     if echo "$out" | grep -q ' 0 failed$' && [ -z "$miss" ]; then
-      pass=$((pass+1)); echo "PASS $nv virtual nodes: gather(v)/scatter(v)/allgatherv/alltoall(v) hierarchical, conformance $(echo "$out" | grep ' failed$' | tail -1)"
+      pass=$((pass+1)); echo "PASS $nv virtual nodes: gather(v)/scatter(v)/allgatherv/alltoall(v)/reduce_scatter hierarchical, conformance $(echo "$out" | grep ' failed$' | tail -1)"
     else
-      fail=$((fail+1)); echo "FAIL $nv virtual nodes: gather/scatter/allgatherv/alltoall conformance or labels (missing:$miss)"; echo "$out" | grep -E 'FAIL|failed' | head -10
+      fail=$((fail+1)); echo "FAIL $nv virtual nodes: gather/scatter/allgatherv/alltoall/reduce_scatter conformance or labels (missing:$miss)"; echo "$out" | grep -E 'FAIL|failed' | head -10
     fi
     rm -rf "$tf"
   done

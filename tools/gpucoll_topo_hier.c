@@ -64,6 +64,7 @@ static double gpu_bus_factor(gpu_hier_coll_t c, double n)
     case GPU_HIER_ALLGATHERV:
     case GPU_HIER_ALLTOALL:
     case GPU_HIER_ALLTOALLV:
+    case GPU_HIER_REDUCE_SCATTER:
         return (n - 1) / n;
     default:
         return 1.0;
@@ -122,6 +123,8 @@ static const char *gpu_size_rule(gpu_hier_coll_t c)
         return "size: a rank's input, nranks blocks";
     case GPU_HIER_ALLTOALLV:
         return "size: a rank's input, nranks blocks (here every block alike)";
+    case GPU_HIER_REDUCE_SCATTER:
+        return "size: the input, nranks blocks (here every block alike)";
     case GPU_HIER_REDUCE_SCATTER_BLOCK:
         return "size: the input, nranks blocks; gpucoll_bench -c reduce_scatter";
     default:

@@ -1,14 +1,16 @@
 /*
  * The hierarchy's gatherv, scatterv (gather, scatter), allgatherv
- * (hier/gpu_hier_v.c) and alltoallv (alltoall; hier/gpu_hier_a2a.c)
+ * (hier/gpu_hier_v.c), alltoallv (alltoall; hier/gpu_hier_a2a.c) and
+ * reduce_scatter(v) with the allreduce under it (gpu_hier_colls.c)
  * between real processes split into virtual nodes of
  * several ranks, on device buffers of the CUDA stand-ins (test/fake: the
  * CPU cannot touch them; every byte moves by the runtime's copies), the
  * network UCX as UCX_TLS says.
  *
  * The node steps run on an emulation of the node engine's exchange plans:
- * each pair of a COPY plan moved by MPI point-to-point within the node,
- * through host copies.  What is tested is the hierarchy: the plans it
+ * each pair of a plan moved by MPI point-to-point within the node, through
+ * host copies; a REDUCE plan's sources folded in rank order by the host
+ * functors.  What is tested is the hierarchy: the plans it
  * builds, the regions, the root's counts, the slices and their copies.
  *
  * Every call: counts that differ (zeros among them), displacements out of
@@ -55,11 +57,9 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     MPI_Request *r;
     void **tmp;
 
-    (void) op, (void) dt;
     MPI_Comm_size(node_comm, &n);
     MPI_Comm_rank(node_comm, &me);
-    if ((void *) c != (void *) &node_comm || NULL != req || GPU_XCHG_COPY != plan->mode ||
-        plan->relay) {
+    if ((void *) c != (void *) &node_comm || NULL != req || plan->relay) {
         fprintf(stderr, "rank %d: %s: a node step this emulation does not run\n", rank, what);
         ++stray;
         return GPU_ERR_INVALID;
@@ -70,9 +70,12 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
         if (NULL != plan->send_src2[q] || NULL != plan->recv_dst2[q]) {
             ++stray;
         }
-        if (plan->recv_len[q] > 0) {
-            tmp[q] = malloc(plan->recv_len[q]);
-            MPI_Irecv(tmp[q], (int) plan->recv_len[q], MPI_BYTE, q, 77, node_comm, &r[k++]);
+        /* REDUCE: red_len bytes from every source in [red_lo, red_hi] */
+        const size_t rl = GPU_XCHG_COPY == plan->mode ? plan->recv_len[q]
+                          : q != me && q >= plan->red_lo && q <= plan->red_hi ? plan->red_len : 0;
+        if (rl > 0) {
+            tmp[q] = malloc(rl);
+            MPI_Irecv(tmp[q], (int) rl, MPI_BYTE, q, 77, node_comm, &r[k++]);
         }
         if (plan->send_len[q] > 0) {
             tmp[n + q] = host_copy(plan->send_src[q], plan->send_len[q]);
@@ -85,8 +88,26 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
         free(t);
     }
     MPI_Waitall(k, r, MPI_STATUSES_IGNORE);
+    if (GPU_XCHG_REDUCE == plan->mode && plan->red_lo <= plan->red_hi && plan->red_len > 0) {
+        /* fold the sources in rank order, mine from red_self */
+        char *acc = NULL;
+        for (int q = plan->red_lo; q <= plan->red_hi; ++q) {
+            void *x = q == me ? host_copy(plan->red_self, plan->red_len) : tmp[q];
+            if (NULL == acc) {
+                acc = malloc(plan->red_len);
+                memcpy(acc, x, plan->red_len);
+            } else if (!gpu_reduce_host(acc, x, plan->red_len / gpu_dtype_size(dt), op, dt)) {
+                ++stray;
+            }
+            if (q == me) {
+                free(x);
+            }
+        }
+        stray += cudaSuccess != cudaMemcpy(plan->red_out, acc, plan->red_len, cudaMemcpyDefault);
+        free(acc);
+    }
     for (int q = 0; q < n; ++q) {
-        if (plan->recv_len[q] > 0) {
+        if (GPU_XCHG_COPY == plan->mode && plan->recv_len[q] > 0) {
             stray += cudaSuccess != cudaMemcpy(plan->recv_dst[q], tmp[q], plan->recv_len[q],
                                                cudaMemcpyDefault);
         }
@@ -101,6 +122,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     return GPU_OK;
 }
 
+/* a device fold (direct transports only): never on the staged path */
 gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t count, gpu_op_t op,
                                      gpu_dtype_t dt, void *stream)
 {
@@ -362,15 +384,92 @@ static void test_alltoallv(gpu_hier_t *h, size_t unit, int uniform, unsigned see
     cudaFree(out);
 }
 
+/* float element i of rank r's input: small integers, so sums are exact in any order */
+static float fval(int r, size_t i, unsigned seed)
+{
+    return (float) ((int) ((i * 7 + (size_t) r * 13 + seed) % 17) - 8);
+}
+
+/* reduce_scatter(v) (counts differ, some zero) and, with every block, allreduce */
+static void test_reduce_scatterv(gpu_hier_t *h, size_t unit, int in_place, unsigned seed)
+{
+    size_t counts[64] = { 0 }, total = 0, off = 0;
+    for (int q = 0; q < size; ++q) {
+        counts[q] = ((size_t) q + seed) % 3 == 2 ? 0 : unit + (size_t) q;
+        off = q < rank ? off + counts[q] : off;
+        total += counts[q];
+    }
+    const size_t mine = counts[rank];
+    float *in = malloc(total * sizeof(float) + 4), *got;
+    char *s = dbuf(total * sizeof(float)), *out = dbuf(total * sizeof(float));
+    gpu_status_t st;
+    int bad = 0;
+
+    for (size_t i = 0; i < total; ++i) {
+        in[i] = fval(rank, i, seed);
+    }
+    dput(in_place ? out : s, (unsigned char *) in, total * sizeof(float));
+    st = gpu_hier_reduce_scatterv(h, in_place ? NULL : s, out, counts, GPU_OP_SUM, GPU_DT_F32);
+    got = (float *) dget(out, total * sizeof(float));
+    for (size_t i = 0; i < mine; ++i) {
+        float ref = 0;
+        for (int r = 0; r < size; ++r) {
+            ref += fval(r, off + i, seed);
+        }
+        bad += got[i] != ref;
+    }
+    /* past my block: the input where in place, else poison */
+    for (size_t i = mine * sizeof(float); i < total * sizeof(float) + GUARD; ++i) {
+        const unsigned char want = in_place && i < total * sizeof(float)
+                                       ? ((unsigned char *) in)[i] : POISON;
+        bad += ((unsigned char *) got)[i] != want;
+    }
+    CHECK(GPU_OK == st && 0 == bad, "reduce_scatter %zu-float unit%s: %s, %d wrong",
+          unit, in_place ? " in place" : "", gpu_status_string(st), bad);
+    free(got);
+    free(in);
+    cudaFree(s);
+    cudaFree(out);
+    /* the allreduce of every block, as the hierarchy runs it on these nodes */
+    in = malloc(total * sizeof(float) + 4);
+    s = dbuf(total * sizeof(float));
+    out = dbuf(total * sizeof(float));
+    for (size_t i = 0; i < total; ++i) {
+        in[i] = fval(rank, i, seed + 1);
+    }
+    dput(s, (unsigned char *) in, total * sizeof(float));
+    st = gpu_hier_allreduce(h, s, out, total, GPU_OP_SUM, GPU_DT_F32);
+    got = (float *) dget(out, total * sizeof(float));
+    bad = 0;
+    for (size_t i = 0; i < total; ++i) {
+        float ref = 0;
+        for (int r = 0; r < size; ++r) {
+            ref += fval(r, i, seed + 1);
+        }
+        bad += got[i] != ref;
+    }
+    for (size_t i = total * sizeof(float); i < total * sizeof(float) + GUARD; ++i) {
+        bad += POISON != ((unsigned char *) got)[i];
+    }
+    CHECK(GPU_OK == st && 0 == bad, "allreduce %zu floats: %s, %d wrong", total,
+          gpu_status_string(st), bad);
+    free(got);
+    free(in);
+    cudaFree(s);
+    cudaFree(out);
+}
+
 /* the trace label of each collective, as the component's trace carries it */
 static void labels(gpu_hier_t *h)
 {
     static const gpu_hier_coll_t colls[] = { GPU_HIER_GATHER, GPU_HIER_GATHERV, GPU_HIER_SCATTER,
                                              GPU_HIER_SCATTERV, GPU_HIER_ALLGATHERV,
-                                             GPU_HIER_ALLTOALL, GPU_HIER_ALLTOALLV };
+                                             GPU_HIER_ALLTOALL, GPU_HIER_ALLTOALLV,
+                                             GPU_HIER_REDUCE_SCATTER };
     for (unsigned i = 0; i < sizeof(colls) / sizeof(colls[0]); ++i) {
         const char *label = gpu_hier_algo(h, colls[i], 1000, 1);
-        const char *want = colls[i] >= GPU_HIER_ALLTOALL ? "hier pairs: " : "hier leaders: ";
+        const char *want = GPU_HIER_REDUCE_SCATTER == colls[i] ? "hier "
+                           : colls[i] >= GPU_HIER_ALLTOALL ? "hier pairs: " : "hier leaders: ";
         CHECK(0 == strncmp(label, want, strlen(want)), "%s: a hierarchical label (%s)",
               gpu_hier_coll_name(colls[i]), label);
         if (0 == rank) {
@@ -449,6 +548,8 @@ int main(int argc, char **argv)
             test_allgatherv(h, u, 1, k + 12);
             test_alltoallv(h, u, 0, k + 13);
             test_alltoallv(h, u, 1, k + 14);
+            test_reduce_scatterv(h, u, 0, k + 15);
+            test_reduce_scatterv(h, u, 1, k + 16);
         }
     }
     CHECK(0 == stray, "%d node steps the emulation does not run, stray folds or failed copies",
