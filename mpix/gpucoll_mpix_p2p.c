@@ -332,6 +332,8 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
     if (NULL == request || count < 0) {
         return gc_fail(MPI_ERR_ARG, fn, "no request, or a negative count");
     }
+    /* a call that fails leaves no handle a later wait could take for one */
+    *request = MPI_REQUEST_NULL;
     if (!gc_comm_stream(c)->is_cuda) {
         /* the calling thread is the stream */
         if (count > INT_MAX) {

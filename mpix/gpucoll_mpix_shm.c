@@ -633,9 +633,13 @@ static void gcs_progress(gcs_t *t)
             }
         }
         if (m->send && m->pushed && !m->complete) {
-            /* by reference: done once the receiver says so */
+            /* by reference: done once the receiver says so.  At least seq,
+             * not equal: later in this same pass the send GCS_ACKS after
+             * this one may see this ack, go, and be acknowledged in the same
+             * slot before this send looks again (seen at np 4: the send never
+             * completed, its wait ran into coll_gpu_timeout) */
             gcs_ring_ctl_t *rc = gcs_ring(t, t->rank, m->peer);
-            m->complete = __atomic_load_n(&rc->ack[m->seq % GCS_ACKS], __ATOMIC_ACQUIRE) ==
+            m->complete = __atomic_load_n(&rc->ack[m->seq % GCS_ACKS], __ATOMIC_ACQUIRE) >=
                           m->seq;
         }
     }

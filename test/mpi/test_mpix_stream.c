@@ -700,6 +700,11 @@ int main(int argc, char **argv)
     if (argc > 1 && 0 == strcmp(argv[1], "timeout")) {
         timeout_test();
         p2p_timeout_test(s);
+    } else if (argc > 1 && 0 == strcmp(argv[1], "p2p")) {
+        /* point to point alone (it needs no coll/gpu): for loops */
+        for (int graph = 0; graph < 2; ++graph) {
+            p2p_tests(graph);
+        }
     } else {
         for (int graph = 0; graph < 2; ++graph) {
             allreduce_tests(graph);
