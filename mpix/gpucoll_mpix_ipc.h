@@ -13,15 +13,22 @@
 
 #include <mpi.h>
 
+/* the sender's freed allocations one message by reference names */
+#define GC_IPC_GONE_MAX 4
+
 /* a message's bytes by reference: what goes through the host transport
- * instead of them (gcs_msg_t's att) */
+ * instead of them (gcs_msg_t's att, at most 128 bytes).  A mapping keeps
+ * the sender's memory alive after its cudaFree, so each message also names
+ * up to GC_IPC_GONE_MAX allocations of the sender that are gone and that
+ * this receiver has not been told of: it closes its mappings of them. */
 typedef struct {
     unsigned char handle[64];  /* the allocation's cudaIpcMemHandle_t */
     uint64_t base;             /* the allocation in the sender's address space */
     uint64_t id;               /* its buffer id there: an address comes back after a free */
     uint64_t offset;           /* the message in it */
     int32_t pid;               /* the sender */
-    int32_t pad;
+    int32_t ngone;             /* entries of gone */
+    uint64_t gone[GC_IPC_GONE_MAX];   /* buffer ids of the sender's freed allocations */
 } gc_ipc_ref_t;
 
 /* one copy of the progress thread into a receive buffer */
@@ -36,8 +43,11 @@ typedef struct {
      * whether peer q maps this rank's buffers (it opened a probe's handle) */
     int (*setup)(MPI_Comm comm, unsigned char **ok);
     /* application's thread: describe [buf, buf + bytes); 0 where the memory
-     * has no IPC handle (host, managed, cudaMallocAsync pools, VMM) */
-    int (*export_buf)(const void *buf, size_t bytes, gc_ipc_ref_t *ref);
+     * has no IPC handle (host, managed, cudaMallocAsync pools, VMM).  The
+     * freed allocations logged since *gone_cursor (the receiver's, which
+     * advances) go with it */
+    int (*export_buf)(const void *buf, size_t bytes, unsigned long long *gone_cursor,
+                      gc_ipc_ref_t *ref);
     /* application's thread: the device a copy into buf runs on */
     int (*device_of)(const void *buf);
     /* progress thread: copy bytes into dst from src, or, with ref, from the
@@ -45,6 +55,9 @@ typedef struct {
      * started, else -1 and why */
     int (*copy_start)(gc_ipc_copy_t *cp, void *dst, const void *src, const gc_ipc_ref_t *ref,
                       size_t bytes, const char **why);
+    /* progress thread, as a message by reference arrives: close this
+     * process's mappings of the sender's allocations that ref names gone */
+    void (*forget)(const gc_ipc_ref_t *ref);
     /* progress thread: 1 done, 0 not yet, -1 failed (why) */
     int (*copy_test)(gc_ipc_copy_t *cp, const char **why);
     /* the descriptor goes (application's thread) */

@@ -67,9 +67,12 @@ struct gc_p2p {
     gc_pwait_t *waits;         /* captured waits, kept */
     const gc_ipc_ops_t *ipc;
     unsigned char *ipc_ok;     /* per peer: it maps this rank's buffers (NULL: none) */
+    unsigned long long *gone_cursor;   /* per peer: the freed exports it was told of */
     /* how the messages went (GPUCOLL_STREAM_VERBOSE=1 prints them) */
     unsigned long long sends_ipc, sends_staged, recvs_ipc, recvs_staged;
 };
+
+_Static_assert(sizeof(gc_ipc_ref_t) <= GCS_ATT_MAX, "a reference must fit a message's att");
 
 /* the requests handed out and not yet waited for, all communicators */
 static gc_preq_t *gc_live;
@@ -123,10 +126,13 @@ int gc_p2p_setup(gc_comm_t *c, MPI_Comm comm)
         return MPI_ERR_NO_MEM;
     }
     ret = p->ipc->setup(comm, &p->ipc_ok);
+    n = gcs_size(gc_comm_shm(c));
+    if (MPI_SUCCESS == ret && NULL == (p->gone_cursor = calloc((size_t) n, sizeof(long long)))) {
+        ret = MPI_ERR_NO_MEM;
+    }
     if (MPI_SUCCESS != ret || !gc_verbose()) {
         return ret;
     }
-    n = gcs_size(gc_comm_shm(c));
     for (int q = 0; q < n; ++q) {
         k += p->ipc_ok[q];
     }
@@ -157,6 +163,7 @@ void gc_p2p_release(gc_comm_t *c)
         free(r);
     }
     free(p->ipc_ok);
+    free(p->gone_cursor);
     while (NULL != p->waits) {
         gc_pwait_t *w = p->waits;
         p->waits = w->next_all;
@@ -238,6 +245,7 @@ static int gc_recv_step(gc_job_t *j)
         n = r->m.got < r->m.bytes ? r->m.got : r->m.bytes;
         if (r->m.remote) {
             memcpy(&ref, r->m.ratt, sizeof(ref));
+            p->ipc->forget(&ref);
         }
         __atomic_add_fetch(r->m.remote ? &p->recvs_ipc : &p->recvs_staged, 1, __ATOMIC_RELAXED);
         if (0 == n) {
@@ -373,7 +381,7 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
     /* a send goes by reference where the peer maps this rank's buffers and
      * this one has a CUDA IPC handle; else by value, from pinned staging */
     byref = send && bytes > 0 && NULL != p->ipc_ok && p->ipc_ok[peer] &&
-            p->ipc->export_buf((char *) buf + lb, bytes, &ref);
+            p->ipc->export_buf((char *) buf + lb, bytes, &p->gone_cursor[peer], &ref);
     r = gc_preq_get(c, !byref && bytes > 0 ? bytes : 1, cudaStreamCaptureStatusActive == cap);
     if (NULL == r) {
         return gc_fail(MPI_ERR_NO_MEM, fn, "no pinned host memory for the staging copies");

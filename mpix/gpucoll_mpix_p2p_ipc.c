@@ -53,7 +53,15 @@
  * the receiver's mappings per (sender pid, allocation base), replaced when
  * the id there changes (the sender freed and allocated again, which MPI
  * allows only after the sends from it completed, i.e. after this
- * process's copies from it are done), else kept until the process ends.
+ * process's copies from it are done).  A mapping keeps the sender's freed
+ * memory alive, so the sender logs its allocations that are gone (each
+ * export checks two cached ones: is the allocation at that address still
+ * the one exported? an export replaced in the cache is gone too) and every
+ * later message by reference to a peer carries the ids that peer has not
+ * been told of (a cursor per peer into the log); the receiver closes its
+ * mappings of them as the message arrives.  A peer that gets no more
+ * messages by reference from that sender keeps its mappings until the
+ * process ends.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -68,6 +76,8 @@
 #include "mpix/gpucoll_mpix_ipc.h"
 
 #define GC_IPC_MAX_DEV 64
+#define GC_IPC_GONE_LOG 256   /* freed exports remembered (a slow peer skips older ones) */
+#define GC_IPC_CHECKS 2       /* cached exports checked per export */
 
 enum {  /* CUpointer_attribute */
     GC_PA_MEMORY_TYPE = 2, GC_PA_BUFFER_ID = 7, GC_PA_IS_MANAGED = 8, GC_PA_RANGE_START = 11,
@@ -94,6 +104,9 @@ static struct {
     int nex, capex;
     gc_import_t *im;
     int nim, capim;
+    uint64_t gone[GC_IPC_GONE_LOG];   /* ring of freed exports' ids */
+    unsigned long long ngone;         /* ids ever logged */
+    int check;                        /* the next cached export to check */
     cudaStream_t streams[GC_IPC_MAX_DEV];   /* the progress thread's, per device */
 } gc_ipc = { PTHREAD_MUTEX_INITIALIZER };
 
@@ -138,6 +151,45 @@ static int gc_range(const void *buf, uint64_t *base, uint64_t *id)
     return 1;
 }
 
+/* under the lock: the allocation of export id is gone */
+static void gc_gone_log(uint64_t id)
+{
+    gc_ipc.gone[gc_ipc.ngone++ % GC_IPC_GONE_LOG] = id;
+}
+
+/* a few cached exports whose allocation is no longer there are logged
+ * gone and leave the cache (a query each: the cost of an export stays
+ * flat however many allocations were shared) */
+static void gc_exports_check(void)
+{
+    pthread_mutex_lock(&gc_ipc.lock);
+    for (int k = 0; k < GC_IPC_CHECKS && gc_ipc.nex > 0; ++k) {
+        const int i = gc_ipc.check++ % gc_ipc.nex;
+        uint64_t base = 0, id = 0;
+        if (!gc_range((const void *) (uintptr_t) gc_ipc.ex[i].base, &base, &id) ||
+            base != gc_ipc.ex[i].base || id != gc_ipc.ex[i].id) {
+            gc_gone_log(gc_ipc.ex[i].id);
+            gc_ipc.ex[i] = gc_ipc.ex[--gc_ipc.nex];
+        }
+    }
+    pthread_mutex_unlock(&gc_ipc.lock);
+}
+
+/* the ids logged gone since *cursor, at most GC_IPC_GONE_MAX (those older
+ * than the log's reach are skipped); the cursor advances past them */
+static void gc_gone_take(unsigned long long *cursor, gc_ipc_ref_t *ref)
+{
+    pthread_mutex_lock(&gc_ipc.lock);
+    if (gc_ipc.ngone - *cursor > GC_IPC_GONE_LOG) {
+        *cursor = gc_ipc.ngone - GC_IPC_GONE_LOG;
+    }
+    ref->ngone = 0;
+    while (*cursor < gc_ipc.ngone && ref->ngone < GC_IPC_GONE_MAX) {
+        ref->gone[ref->ngone++] = gc_ipc.gone[(*cursor)++ % GC_IPC_GONE_LOG];
+    }
+    pthread_mutex_unlock(&gc_ipc.lock);
+}
+
 /* the handle of the allocation at base, cached */
 static int gc_handle(uint64_t base, uint64_t id, unsigned char *handle)
 {
@@ -173,6 +225,9 @@ static int gc_handle(uint64_t base, uint64_t id, unsigned char *handle)
     }
     if (i < gc_ipc.capex) {
         /* an address freed and allocated again replaces its entry */
+        if (i < gc_ipc.nex && gc_ipc.ex[i].id != id) {
+            gc_gone_log(gc_ipc.ex[i].id);
+        }
         gc_ipc.ex[i].base = base;
         gc_ipc.ex[i].id = id;
         memcpy(gc_ipc.ex[i].handle, handle, 64);
@@ -184,7 +239,8 @@ static int gc_handle(uint64_t base, uint64_t id, unsigned char *handle)
 
 /* while the application captures (in global mode) a query may count as
  * unsafe: the calls on its thread are made in relaxed mode */
-static int gc_cuda_export(const void *buf, size_t bytes, gc_ipc_ref_t *ref)
+static int gc_cuda_export(const void *buf, size_t bytes, unsigned long long *gone_cursor,
+                          gc_ipc_ref_t *ref)
 {
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     uint64_t base, id;
@@ -192,6 +248,9 @@ static int gc_cuda_export(const void *buf, size_t bytes, gc_ipc_ref_t *ref)
 
     (void) cudaThreadExchangeStreamCaptureMode(&mode);
     ok = 0 != bytes && gc_range(buf, &base, &id) && gc_handle(base, id, ref->handle);
+    if (ok) {
+        gc_exports_check();
+    }
     (void) cudaThreadExchangeStreamCaptureMode(&mode);
     if (!ok) {
         return 0;
@@ -200,8 +259,40 @@ static int gc_cuda_export(const void *buf, size_t bytes, gc_ipc_ref_t *ref)
     ref->id = id;
     ref->offset = (uint64_t) (uintptr_t) buf - base;
     ref->pid = (int32_t) getpid();
-    ref->pad = 0;
+    memset(ref->gone, 0, sizeof(ref->gone));
+    if (NULL != gone_cursor) {
+        gc_gone_take(gone_cursor, ref);
+    } else {
+        ref->ngone = 0;
+    }
     return 1;
+}
+
+/* progress thread: the sender freed these; no copy from them is left
+ * (MPI lets it free only after its sends from them completed, which was
+ * after this process's copies), so their mappings close */
+static void gc_cuda_forget(const gc_ipc_ref_t *ref)
+{
+    const int n = ref->ngone < GC_IPC_GONE_MAX ? ref->ngone : GC_IPC_GONE_MAX;
+    if (n <= 0) {
+        return;
+    }
+    pthread_mutex_lock(&gc_ipc.lock);
+    for (int i = 0; i < gc_ipc.nim;) {
+        gc_import_t *e = &gc_ipc.im[i];
+        int gone = 0;
+        for (int k = 0; k < n && !gone; ++k) {
+            gone = e->pid == ref->pid && e->id == ref->gone[k];
+        }
+        if (gone) {
+            (void) cudaIpcCloseMemHandle(e->mapped);
+            (void) cudaGetLastError();
+            *e = gc_ipc.im[--gc_ipc.nim];
+        } else {
+            ++i;
+        }
+    }
+    pthread_mutex_unlock(&gc_ipc.lock);
 }
 
 static int gc_cuda_device_of(const void *buf)
@@ -386,7 +477,7 @@ static int gc_cuda_setup(MPI_Comm comm, unsigned char **ok_out)
     }
     /* every rank takes part, also those that do not offer the path */
     if (gc_ipc_enabled() && cudaSuccess == cudaMalloc(&probe, 256)) {
-        mine.valid = gc_cuda_export(probe, 256, &mine.ref);
+        mine.valid = gc_cuda_export(probe, 256, NULL, &mine.ref);
     }
     (void) cudaGetLastError();
     ret = MPI_Allgather(&mine, (int) sizeof(mine), MPI_BYTE, all, (int) sizeof(mine), MPI_BYTE,
@@ -425,6 +516,7 @@ const gc_ipc_ops_t gc_ipc_cuda_ops = {
     .setup = gc_cuda_setup,
     .export_buf = gc_cuda_export,
     .device_of = gc_cuda_device_of,
+    .forget = gc_cuda_forget,
     .copy_start = gc_cuda_copy_start,
     .copy_test = gc_cuda_copy_test,
     .copy_free = gc_cuda_copy_free,

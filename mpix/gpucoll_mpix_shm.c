@@ -113,6 +113,30 @@ static size_t gcs_env_size(const char *name, size_t dflt)
     return '\0' == *end && x >= 4096 ? (size_t) x : dflt;
 }
 
+/* coll/gpu's coll_gpu_virtual_nodes (0 where unset or unreadable): the
+ * node's ranks split as coll/gpu splits them, so that the transport spans
+ * no two of its nodes and a test on one machine sees what a communicator
+ * across nodes does.  Read through MPI_T: set on the command line, the
+ * environment or a parameter file alike */
+static int gcs_virtual_nodes(void)
+{
+    int v = 0, prov, idx, count;
+    MPI_T_cvar_handle h;
+
+    if (MPI_SUCCESS != MPI_T_init_thread(MPI_THREAD_SINGLE, &prov)) {
+        return 0;
+    }
+    if (MPI_SUCCESS == MPI_T_cvar_get_index("coll_gpu_virtual_nodes", &idx) &&
+        MPI_SUCCESS == MPI_T_cvar_handle_alloc(idx, NULL, &h, &count)) {
+        if (1 != count || MPI_SUCCESS != MPI_T_cvar_read(h, &v)) {
+            v = 0;
+        }
+        MPI_T_cvar_handle_free(&h);
+    }
+    MPI_T_finalize();
+    return v;
+}
+
 int gcs_create(MPI_Comm comm, double timeout_s, gcs_t **out)
 {
     static int counter;
@@ -123,7 +147,7 @@ int gcs_create(MPI_Comm comm, double timeout_s, gcs_t **out)
         unsigned long long slot, ring;
     } hello;
     size_t c, s, g, bytes = 0;
-    int nnode, ok = 1, all_ok = 0, fd = -1, ret, len = 0;
+    int nnode, vnodes, ok = 1, all_ok = 0, fd = -1, ret, len = 0;
     const char *why = NULL;
 
     *out = NULL;
@@ -132,6 +156,20 @@ int gcs_create(MPI_Comm comm, double timeout_s, gcs_t **out)
         return ret;
     }
     MPI_Comm_size(node, &nnode);
+    vnodes = gcs_virtual_nodes();
+    if (vnodes > 1) {
+        /* coll/gpu's split: local ranks in order, lrank * V / size */
+        MPI_Comm vnode;
+        int lrank;
+        MPI_Comm_rank(node, &lrank);
+        ret = MPI_Comm_split(node, (int) ((long) lrank * vnodes / nnode), lrank, &vnode);
+        if (MPI_SUCCESS != ret) {
+            MPI_Comm_free(&node);
+            return ret;
+        }
+        MPI_Comm_size(vnode, &nnode);
+        MPI_Comm_free(&vnode);
+    }
     MPI_Comm_free(&node);
     t = calloc(1, sizeof(*t));
     if (NULL == t) {

@@ -321,6 +321,20 @@ run "MPICH-style stream program: point to point staged with GPUCOLL_STREAM_IPC=0
   out=\$(GPUCOLL_STREAM_IPC=0 GPUCOLL_STREAM_VERBOSE=1 $RT $MPIRUN -x GPUCOLL_STREAM_IPC -x GPUCOLL_STREAM_VERBOSE --oversubscribe -np 3 $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -qE 'rank 0: point-to-point enqueue: 0 sends by CUDA IPC, [1-9][0-9]* staged; 0 receives by CUDA IPC, [1-9][0-9]* staged' || { echo \"\$out\"; exit 1; }"
+# the receiver closes its CUDA IPC mappings of buffers the sender freed (the
+# runtime stand-in counts them); a stream communicator across 2 virtual
+# nodes (libgpucoll's transport splits as coll/gpu does): every call
+# returns a clear error at once, no request left, no hang
+for np in 2 4; do
+  run "point-to-point enqueue: mappings of freed buffers closed, and within a node (stand-ins), np $np" sh -c "
+    out=\$(timeout 120 $RT $MPIRUN --oversubscribe -np $np $B/test/mpi/test_mpix_p2p 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'test_mpix_p2p: 3 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+  run "point-to-point enqueue across 2 virtual nodes: a clear error at once, no hang (stand-ins), np $np" sh -c "
+    out=\$(timeout 120 $RT $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_mpix_p2p nodes 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'across the nodes returned errors' || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'MPIX_Isend_enqueue: point-to-point enqueue on a CUDA stream serves communicators within one node' || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'test_mpix_p2p: 1 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+done
 # every pair type x MINLOC/MAXLOC enqueued under plain MPI_Init through the
 # host transport (no stream kernels without a GPU): the padded ones
 # (DOUBLE_INT, LONG_INT, LONG_DOUBLE_INT) too

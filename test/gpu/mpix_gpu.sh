@@ -67,6 +67,14 @@ done
 halo "halo_np2_async" "$NOIPC" $V $MPI -np 2 $SB "$H" async
 halo "halo_np2_malloc_staged" "$NOIPC" $V GPUCOLL_STREAM_IPC=0 $MPI -np 2 $SB "$H" malloc
 halo "halo_np4_mixed" 'sends by CUDA IPC' $V $MPI -np 4 $SB "$H" mixed
+# test_mpix_p2p: point to point within the node by CUDA IPC; across 2
+# virtual nodes every call returns an error at once (no hang)
+P="$B/test/mpi/test_mpix_p2p"
+PP='test_mpix_p2p: [1-9][0-9]* passed, 0 failed'
+run "p2p_np4" "$PP" $MPI -np 4 $SB "$P"
+WANT2='across the nodes returned errors'
+run "p2p_np4_vnodes" "$PP" $MPI -np 4 --mca coll_gpu_virtual_nodes 2 $SB "$P" nodes
+WANT2=
 TWO="env CUDA_VISIBLE_DEVICES=0,1"
 run "stream_np4_2gpu" "$SP" $TWO $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$S"
 run "demo_np4_2gpu" "$DP" $TWO $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$D"
