@@ -104,3 +104,20 @@ int MPIX_Stream_free(MPIX_Stream *stream)
     return MPI_SUCCESS;
 }
 
+int MPIX_GPU_query_support(int gpu_type, int *is_supported)
+{
+    int n = 0;
+    if (NULL == is_supported || gpu_type < MPIX_GPU_SUPPORT_CUDA ||
+        gpu_type > MPIX_GPU_SUPPORT_HIP) {
+        return gc_fail(MPI_ERR_ARG, "MPIX_GPU_query_support", "no answer's address, or a type "
+                       "other than MPIX_GPU_SUPPORT_CUDA, _ZE or _HIP");
+    }
+    /* a failing runtime (no driver) counts as no device */
+    if (MPIX_GPU_SUPPORT_CUDA == gpu_type && NULL != gc_abi() &&
+        cudaSuccess != cudaGetDeviceCount(&n)) {
+        (void) cudaGetLastError();
+        n = 0;
+    }
+    *is_supported = MPIX_GPU_SUPPORT_CUDA == gpu_type && NULL != gc_abi() && n > 0;
+    return MPI_SUCCESS;
+}

@@ -89,6 +89,18 @@ int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendt
 int MPIX_Comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *stream);
 int MPIX_Stream_progress(MPIX_Stream stream);
 
+/* MPICH's GPU query: *is_supported is 1 for MPIX_GPU_SUPPORT_CUDA where
+ * coll/gpu is loaded and the CUDA runtime sees a device (device buffers are
+ * taken by the collectives and the enqueue calls), else 0; 0 for the
+ * others (Open MPI's own MPIX_Query_cuda_support, mpi-ext.h, says whether
+ * Open MPI itself was built with CUDA) */
+#ifndef MPIX_GPU_SUPPORT_CUDA
+#define MPIX_GPU_SUPPORT_CUDA (0)
+#define MPIX_GPU_SUPPORT_ZE (1)
+#define MPIX_GPU_SUPPORT_HIP (2)
+#endif
+int MPIX_GPU_query_support(int gpu_type, int *is_supported);
+
 int MPIX_Send_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                       MPI_Comm comm);
 int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,

@@ -693,6 +693,13 @@ int main(int argc, char **argv)
     check(MPI_SUCCESS == MPIX_Comm_get_stream(sc, 0, &got) && got == s &&
           MPI_SUCCESS == MPIX_Stream_progress(s), "MPIX_Comm_get_stream, MPIX_Stream_progress",
           0, 0);
+    {   /* coll/gpu is loaded (the enqueued collectives below need it) and a device seen */
+        int cu = -1, ze = -1, hip = -1;
+        check(MPI_SUCCESS == MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &cu) && 1 == cu &&
+              MPI_SUCCESS == MPIX_GPU_query_support(MPIX_GPU_SUPPORT_ZE, &ze) && 0 == ze &&
+              MPI_SUCCESS == MPIX_GPU_query_support(MPIX_GPU_SUPPORT_HIP, &hip) && 0 == hip &&
+              MPI_SUCCESS != MPIX_GPU_query_support(7, &cu), "MPIX_GPU_query_support", 0, 0);
+    }
     if (0 == rank) {
         printf("thread level %d (MPI_THREAD_MULTIPLE is %d), %d ranks\n", provided,
                MPI_THREAD_MULTIPLE, size);
