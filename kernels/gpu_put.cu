@@ -119,18 +119,6 @@ __device__ __forceinline__ void spread_piece(const gpu_put_args_t &a, int q, siz
     *len = *off < a.len ? (a.len - *off < per ? a.len - *off : per) : 0;
 }
 
-/* The i-th rank after this one that is neither this rank nor the root */
-__device__ __forceinline__ int spread_peer(const gpu_put_args_t &a, int i)
-{
-    for (int k = 1; k < a.nranks; ++k) {
-        const int q = (a.rank + k) % a.nranks;
-        if (q != a.root && 0 == i--) {
-            return q;
-        }
-    }
-    return a.rank;   /* not reached: i < nranks - 2 */
-}
-
 __global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
 {
     __shared__ int ok;
@@ -149,12 +137,11 @@ __global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
                 }
             }
         }
-        /* the other pieces in an order turned by the block, so each link
-         * from a peer carries its piece at once, not one peer after the
-         * other (4x H100, an 8 MiB bcast: 77.7 us, NCCL 53.4) */
-        const int npeers = a.nranks - 2;
-        for (int j = 0; j < npeers; ++j) {
-            const int q = spread_peer(a, (j + (int) blockIdx.x) % npeers);
+        for (int k = 1; k < a.nranks; ++k) {
+            const int q = (a.rank + k) % a.nranks;
+            if (q == a.root) {
+                continue;
+            }
             spread_piece(a, q, &off, &len);
             block_share(len, &o, &n);
             if (0 == n) {
