@@ -16,7 +16,8 @@
  * exchanges node blocks between leaders and broadcasts within nodes;
  * Reduce_scatter_block is the allreduce followed by a local copy.  Gatherv,
  * scatterv and allgatherv move node regions between leaders (gpu_hier_v.c);
- * alltoallv pairs every rank with every remote rank (gpu_hier_a2a.c).
+ * alltoallv pairs every rank with every remote rank (gpu_hier_a2a.c); scan
+ * and exscan carry node totals between nodes (gpu_hier_scan.c).
  * Which of these a call takes, its slices and its inter-node algorithm are a pure
  * function of the layout, the parameters and the size (gpu_hier_choice.h):
  * the label of every call's trace, and gpucoll-topo's plan before a run.
@@ -109,6 +110,10 @@ gpu_status_t gpu_hier_allgatherv(gpu_hier_t *h, const void *sbuf, void *rbuf, co
  * then a copy of mine); in NULL: in place (the input is in out) */
 gpu_status_t gpu_hier_reduce_scatterv(gpu_hier_t *h, const void *in, void *out,
                                       const size_t *counts, gpu_op_t op, gpu_dtype_t dt);
+/* scan and exscan (gpu_hier_scan.c); in NULL: in place.  Nodes of
+ * consecutive ranks only: GPU_ERR_UNSUPPORTED otherwise (every rank alike) */
+gpu_status_t gpu_hier_scan(gpu_hier_t *h, const void *in, void *out, size_t count, gpu_op_t op,
+                           gpu_dtype_t dt, int exclusive);
 /* every pair its own block (gpu_hier_a2a.c); not in place (sbuf NULL:
  * GPU_ERR_UNSUPPORTED, the caller stages) */
 gpu_status_t gpu_hier_alltoallv(gpu_hier_t *h, const void *sbuf, const size_t *slen,

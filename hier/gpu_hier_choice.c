@@ -35,7 +35,7 @@ size_t gpu_hier_node_slice(const gpu_hier_model_t *m, gpu_hier_coll_t coll, size
         const int small = m->min_lsize > 0 ? m->min_lsize : m->lsize;
         return m->nranks > small ? m->slot_bytes / (2 * (size_t) (m->nranks - small)) : 0;
     }
-    if (GPU_HIER_ALLGATHERV == coll) {
+    if (GPU_HIER_ALLGATHERV == coll || GPU_HIER_SCAN == coll || GPU_HIER_EXSCAN == coll) {
         /* the slot holds the same piece of every region, as allgather's */
         return gpu_hier_slice_len(m, region_bytes * (size_t) m->nnodes, 1) / (size_t) m->nnodes;
     }
@@ -145,6 +145,21 @@ gpu_status_t gpu_hier_choose(const gpu_hier_model_t *s, gpu_hier_coll_t coll, si
         c->net_bytes = (size_t) L * bytes;
         c->copy_after = 1;
         break;
+    case GPU_HIER_SCAN:
+    case GPU_HIER_EXSCAN:
+        /* node scan, the nodes' last ranks ring their totals and fold those
+         * before them (the carry), node bcast of the carry, a fold */
+        c->slice = gpu_hier_node_slice(s, coll, bytes) / esz * esz;
+        if (0 == c->slice) {
+            return GPU_ERR_UNSUPPORTED;
+        }
+        c->before = gpu_step(L, GPU_HIER_STEP_SCAN);
+        c->before_bytes = c->after_bytes = bytes;
+        c->after = L > 1 ? GPU_HIER_STEP_BCAST : GPU_HIER_STEP_NONE;
+        c->net = GPU_INTER_OP_ALLGATHER;
+        c->net_bytes = bytes;
+        c->fold_after = 1;
+        break;
     case GPU_HIER_ALLTOALL:
     case GPU_HIER_ALLTOALLV:
         /* the node's pairs through the engine, every remote pair straight
@@ -198,14 +213,15 @@ const char *gpu_hier_coll_name(gpu_hier_coll_t coll)
                                                         "allgather", "reduce_scatter_block",
                                                         "gather", "gatherv", "scatter",
                                                         "scatterv", "allgatherv", "alltoall",
-                                                        "alltoallv", "reduce_scatter" };
+                                                        "alltoallv", "reduce_scatter", "scan",
+                                                        "exscan" };
     return (unsigned) coll < GPU_HIER_NCOLLS ? names[coll] : "?";
 }
 
 const char *gpu_hier_step_name(gpu_hier_step_t step)
 {
     static const char *const names[] = { "", "copy", "reduce-scatter", "allgather", "reduce",
-                                         "bcast", "gather", "scatter", "alltoall" };
+                                         "bcast", "gather", "scatter", "alltoall", "scan" };
     return (unsigned) step < sizeof(names) / sizeof(names[0]) ? names[step] : "?";
 }
 
@@ -240,5 +256,5 @@ void gpu_hier_label(const gpu_hier_choice_t *c, char *buf, size_t len)
     snprintf(buf, len, "hier %s: %s%s%s%s%s%s", c->rails ? "rails" : c->pairs ? "pairs" : "leaders",
                  gpu_hier_step_name(c->before), GPU_HIER_STEP_NONE != c->before ? "/" : "", net,
                  GPU_HIER_STEP_NONE != c->after ? "/" : "", gpu_hier_step_name(c->after),
-                 c->copy_after ? " + copy" : "");
+                 c->copy_after ? " + copy" : c->fold_after ? " + fold" : "");
 }

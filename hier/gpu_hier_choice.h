@@ -39,6 +39,8 @@ typedef enum {
     GPU_HIER_ALLTOALL,
     GPU_HIER_ALLTOALLV,
     GPU_HIER_REDUCE_SCATTER,
+    GPU_HIER_SCAN,
+    GPU_HIER_EXSCAN,
     GPU_HIER_NCOLLS
 } gpu_hier_coll_t;
 
@@ -66,7 +68,8 @@ typedef enum {
     GPU_HIER_STEP_BCAST,
     GPU_HIER_STEP_GATHER,
     GPU_HIER_STEP_SCATTER,
-    GPU_HIER_STEP_ALLTOALL
+    GPU_HIER_STEP_ALLTOALL,
+    GPU_HIER_STEP_SCAN
 } gpu_hier_step_t;
 
 typedef struct {
@@ -84,6 +87,7 @@ typedef struct {
     size_t net_last;
     gpu_inter_algo_t algo;         /* allreduce: the full slices' choice and the last one's */
     gpu_inter_algo_t algo_last;
+    int fold_after;                /* scan, exscan: the carry folded into every result */
     int copy_after;                /* reduce_scatter_block: the caller's block copied out;
                                       allgatherv: every block out of the node regions */
 } gpu_hier_choice_t;

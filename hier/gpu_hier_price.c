@@ -16,6 +16,8 @@ static double gpu_step_us(const gpu_topo_plan_t *plan, const gpu_topo_model_t *t
          * allgather's ranks each do */
         return gpu_topo_step_us(plan, tm, GPU_TOPO_STEP_ALLGATHER, (double) bytes);
     case GPU_HIER_STEP_REDUCE:
+    case GPU_HIER_STEP_SCAN:
+        /* a scan folds as much as a reduce moves into its root */
         return gpu_topo_step_us(plan, tm, GPU_TOPO_STEP_REDUCE, (double) bytes);
     case GPU_HIER_STEP_BCAST:
         return gpu_topo_step_us(plan, tm, GPU_TOPO_STEP_BCAST, (double) bytes);
@@ -47,6 +49,10 @@ static double gpu_copy_bytes(const gpu_hier_model_t *hm, const gpu_hier_choice_t
         *down = *up = len * (hm->nnodes - 1);
         return 2 * *down;
     case GPU_INTER_OP_ALLGATHER:
+        if (c->fold_after) {
+            *up = len;   /* scan: the node's total down, the carry up */
+            return 2 * len;
+        }
         /* a leader: its node's blocks down, every other node's up */
         *up = len / hm->lsize * (hm->nranks - hm->lsize);
         return *down + *up;

@@ -368,7 +368,9 @@ typedef enum {
     MCA_COLL_GPU_HIER_ALLGATHERV,
     MCA_COLL_GPU_HIER_ALLTOALL,
     MCA_COLL_GPU_HIER_ALLTOALLV,
-    MCA_COLL_GPU_HIER_REDUCE_SCATTER
+    MCA_COLL_GPU_HIER_REDUCE_SCATTER,
+    MCA_COLL_GPU_HIER_SCAN,
+    MCA_COLL_GPU_HIER_EXSCAN
 } mca_coll_gpu_hier_kind_t;
 typedef struct {
     mca_coll_gpu_hier_kind_t kind;
@@ -386,7 +388,7 @@ int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret
 int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
                           ompi_request_t **req, int *ran);
 void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m);
-/* gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter across nodes
+/* gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across nodes
  * (coll_gpu_hier_v.c): this rank's part can take the hierarchy; run it (*ran 0: staged) */
 int mca_coll_gpu_hier_v_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a);
 int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,

@@ -512,6 +512,8 @@ static int gpu_hier_ok(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
     case MCA_COLL_GPU_ARGS_ALLTOALL:
     case MCA_COLL_GPU_ARGS_ALLTOALLV:
     case MCA_COLL_GPU_ARGS_REDUCE_SCATTER:
+    case MCA_COLL_GPU_ARGS_SCAN:
+    case MCA_COLL_GPU_ARGS_EXSCAN:
         return mca_coll_gpu_hier_v_ok(m, a);
     default:
         return 0;
@@ -540,7 +542,7 @@ static const mca_coll_gpu_coll_ops_t gpu_colls[] = {
         .native = gpu_native_bcast, .hier = MCA_COLL_GPU_HIER_BCAST,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_EXSCAN] = { .name = "exscan", .mem = gpu_mem_allreduce,
-        .native = gpu_native_scan, .hier = -1,
+        .native = gpu_native_scan, .hier = MCA_COLL_GPU_HIER_EXSCAN,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_GATHER] = { .name = "gather", .mem = gpu_mem_gather,
         .native = gpu_native_gather, .hier = MCA_COLL_GPU_HIER_GATHER,
@@ -559,7 +561,7 @@ static const mca_coll_gpu_coll_ops_t gpu_colls[] = {
         .native = gpu_native_reduce_scatter, .hier = MCA_COLL_GPU_HIER_REDUCE_SCATTER_BLOCK,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_SCAN] = { .name = "scan", .mem = gpu_mem_allreduce,
-        .native = gpu_native_scan, .hier = -1,
+        .native = gpu_native_scan, .hier = MCA_COLL_GPU_HIER_SCAN,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_SCATTER] = { .name = "scatter", .mem = gpu_mem_scatter,
         .native = gpu_native_scatter, .hier = MCA_COLL_GPU_HIER_SCATTER,

@@ -339,7 +339,7 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
     static const char *const names[] = { "allreduce", "bcast", "reduce", "allgather",
                                          "reduce_scatter_block", "gather", "gatherv", "scatter",
                                          "scatterv", "allgatherv", "alltoall", "alltoallv",
-                                         "reduce_scatter" };
+                                         "reduce_scatter", "scan", "exscan" };
     int ret;
 
     /* the hierarchy's steps block (host allreduces between nodes): a

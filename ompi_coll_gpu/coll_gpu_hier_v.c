@@ -1,6 +1,6 @@
 /*
- * Gather(v), scatter(v), allgatherv, alltoall(v) and reduce_scatter across nodes on device
- * buffers: the
+ * Gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, scan and exscan across
+ * nodes on device buffers: the
  * MPI arguments as the hierarchy's byte lengths and displacements
  * (hier/gpu_hier_v.c and gpu_hier_a2a.c run them).  Contiguous datatypes only; anything else
  * stages, decided per rank from its own arguments and agreed on the kind
@@ -137,6 +137,16 @@ static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
         }
         v->mine = v->len[rank] * gpu_dtype_size(v->dt);
         return 1;
+    case MCA_COLL_GPU_ARGS_SCAN:
+    case MCA_COLL_GPU_ARGS_EXSCAN:
+        v->sbuf = MPI_IN_PLACE == a->sbuf ? NULL : a->sbuf;
+        v->rbuf = a->rbuf;
+        v->mine = 0;
+        if (a->rcount < 0 || !mca_coll_gpu_map(a->rdtype, a->op, &v->dt, &v->op)) {
+            return 0;
+        }
+        v->mine = (size_t) a->rcount * gpu_dtype_size(v->dt);
+        return 1;
     default:
         return 0;
     }
@@ -215,6 +225,14 @@ int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_ca
                                  gpu_hier_algo(m->hier, GPU_HIER_REDUCE_SCATTER, v.mine,
                                                gpu_dtype_size(v.dt)));
         st = gpu_hier_reduce_scatterv(m->hier, v.sbuf, v.rbuf, v.len, v.op, v.dt);
+        break;
+    case MCA_COLL_GPU_HIER_SCAN:
+    case MCA_COLL_GPU_HIER_EXSCAN:
+        coll = MCA_COLL_GPU_HIER_SCAN == call->kind ? GPU_HIER_SCAN : GPU_HIER_EXSCAN;
+        mca_coll_gpu_trace_begin(&trace, gpu_hier_coll_name(coll), v.mine,
+                                 gpu_hier_algo(m->hier, coll, v.mine, gpu_dtype_size(v.dt)));
+        st = gpu_hier_scan(m->hier, v.sbuf, v.rbuf, v.mine / gpu_dtype_size(v.dt), v.op, v.dt,
+                           GPU_HIER_EXSCAN == coll);
         break;
     default:
         mca_coll_gpu_trace_begin(&trace, "allgatherv", v.mine,

@@ -35,12 +35,12 @@ run "gpucoll-topo prints a 16-node DGX plan from a file" sh -c "'$B/tools/gpucol
 run "topology across nodes: the hierarchy's choice and price per collective and size, as the runtime chooses" "$B/test/unit/test_topo_hier" "$T/test/topo/fixtures" "$T"
 run "gpucoll-topo --nodes 16: every collective's algorithm and predicted time, the allreduce switching, a calibration file" sh -c "
   out=\$('$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16) || exit 1
-  for c in allreduce bcast reduce allgather reduce_scatter_block gather gatherv scatter scatterv allgatherv alltoall alltoallv reduce_scatter; do
+  for c in allreduce bcast reduce allgather reduce_scatter_block gather gatherv scatter scatterv allgatherv alltoall alltoallv reduce_scatter scan exscan; do
     echo \"\$out\" | grep -q \"^\$c (hierarchical\" || { echo \"no \$c plan\"; exit 1; }
   done
   echo \"\$out\" | grep -q '^staged across nodes' || exit 1
-  echo \"\$out\" | grep -A1 '^staged across nodes' | grep -q ' alltoallw barrier .* scan' || exit 1
-  echo \"\$out\" | grep -A1 '^staged across nodes' | grep -qE ' (gather|gatherv|scatter|scatterv|allgatherv|alltoall|alltoallv|reduce_scatter)( |\$)' && { echo 'a hierarchical collective listed as staged'; exit 1; }
+  echo \"\$out\" | grep -A1 '^staged across nodes' | grep -q ' alltoallw barrier neighbor_allgather ' || exit 1
+  echo \"\$out\" | grep -A1 '^staged across nodes' | grep -qE ' (gather|gatherv|scatter|scatterv|allgatherv|alltoall|alltoallv|reduce_scatter|scan|exscan)( |\$)' && { echo 'a hierarchical collective listed as staged'; exit 1; }
   echo \"\$out\" | grep -q '2 KiB  hier leaders: gather/to-root ' || { echo 'no gather row'; exit 1; }
   echo \"\$out\" | grep -q '2 GiB  hier rails: reduce-scatter/ring/allgather  *64 ' || { echo 'no 2 GiB ring row'; exit 1; }
   echo \"\$out\" | grep -q '8 B  hier rails: reduce-scatter/recursive-doubling/allgather' || exit 1
@@ -257,18 +257,18 @@ if [ -x "$B/test/mpi/test_hier_chan" ]; then
     run "staged pipeline, $3 channel(s), UCX_TLS=$1, np $2${4:+, slots of $4 bytes}${5:+, two hierarchies on two threads with workers of their own}" env UCX_TLS=$1 LD_LIBRARY_PATH=$B/test/fake/rt:$B/test/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} $MPIRUN --oversubscribe -np $2 "$B/test/mpi/test_hier_chan" $3 $4 $5
   done
 fi
-# gatherv, scatterv, allgatherv, alltoallv, reduce_scatter (and gather, scatter,
-# alltoall, the allreduce under reduce_scatter) across 2-4
+# gatherv, scatterv, allgatherv, alltoallv, reduce_scatter, scan, exscan (and gather,
+# scatter, alltoall, the allreduce under reduce_scatter) across 2-4
 # virtual nodes of several ranks (hier/gpu_hier_v.c, gpu_hier_a2a.c) on the stand-ins' device
 # memory, node steps emulated over MPI: every root, zero counts, gaps, in place,
 # many slices; the labels their traces carry are the hierarchy's (leaders, pairs)
 if [ -x "$B/test/mpi/test_hier_v" ]; then
   for cfg in "tcp,self 4 2 1" "sm,self 4 2 4" "sm,self 5 2 2 interleaved" "tcp,self 6 3 2" \
-             "sm,self 8 4 4" "sm,self 4 4 1" "tcp,self 7 3 3 interleaved"; do
+             "sm,self 8 4 4" "sm,self 4 4 1" "tcp,self 7 3 3 interleaved" "sm,self 5 2 2"; do
     set -- $cfg
-    run "gather(v)/scatter(v)/allgatherv/alltoall(v)/reduce_scatter across $3 virtual nodes, np $2, $4 channel(s), UCX_TLS=$1${5:+, nodes interleaved}" sh -c "
+    run "gather(v)/scatter(v)/allgatherv/alltoall(v)/reduce_scatter/(ex)scan across $3 virtual nodes, np $2, $4 channel(s), UCX_TLS=$1${5:+, nodes interleaved}" sh -c "
       out=\$(env UCX_TLS=$1 LD_LIBRARY_PATH=$B/test/fake/rt:$B/test/fake\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} $MPIRUN --oversubscribe -np $2 '$B/test/mpi/test_hier_v' $3 $4 65536 $5 2>&1) || { echo \"\$out\" | tail -20; exit 1; }
-      for c in gather gatherv scatter scatterv allgatherv alltoall alltoallv reduce_scatter; do
+      for c in gather gatherv scatter scatterv allgatherv alltoall alltoallv reduce_scatter scan exscan; do
         echo \"\$out\" | grep -qE \"^label \$c: hier (leaders|pairs|rails): \" || { echo \"no hierarchical label for \$c\"; exit 1; }
       done
       echo \"\$out\" | grep -q '^[1-9][0-9]* passed, 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|passed' | head -20; exit 1; }"

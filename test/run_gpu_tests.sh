@@ -137,7 +137,8 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/tools/gpucoll-topo" ]; then
   fi
   rm -rf "$tf"
 fi
-# gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter across 2 and 4 virtual nodes: the
+# gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across 2 and 4
+# virtual nodes: the
 # conformance test passes and the timing file names each one's hierarchical label
 if [ -n "$HIER_CFGS" ]; then
   for nv in 2 4; do
@@ -148,7 +149,8 @@ if [ -n "$HIER_CFGS" ]; then
     for l in '"algo":"hier leaders: (gather/)?to-root' '"algo":"hier leaders: from-root(/scatter)?"' \
              '"coll":"allgatherv","algo":"hier leaders: (allgather|copy)/ring(/bcast)? \+ copy' \
              '"coll":"alltoallv?","algo":"hier pairs: (alltoall|copy)/direct' \
-             '"coll":"reduce_scatter","algo":"hier (rails|leaders): .* \+ copy'; do
+             '"coll":"reduce_scatter","algo":"hier (rails|leaders): .* \+ copy' \
+             '"coll":"(ex)?scan","algo":"hier leaders: (scan|copy)/ring(/bcast)? \+ fold'; do
       cat "$tf"/t.* 2>/dev/null | grep -qE "$l" || miss="$miss [$l]"
     done
     if echo "$out" | grep -q ' 0 failed$' && [ -z "$miss" ]; then

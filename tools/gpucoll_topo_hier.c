@@ -44,7 +44,8 @@ double gpucoll_topo_rail_gbps(const gpu_topo_node_t *n, const gpu_topo_plan_t *p
 static size_t gpu_unit_bytes(gpu_hier_coll_t c, double size, int nranks)
 {
     const size_t b = (size_t) size;
-    if (c >= GPU_HIER_ALLGATHER) {   /* the hierarchy takes one rank's block */
+    if (c >= GPU_HIER_ALLGATHER && GPU_HIER_SCAN != c && GPU_HIER_EXSCAN != c) {
+        /* the hierarchy takes one rank's block */
         return b / (size_t) nranks / 4 * 4;
     }
     return b / 4 * 4;
@@ -125,6 +126,9 @@ static const char *gpu_size_rule(gpu_hier_coll_t c)
         return "size: a rank's input, nranks blocks (here every block alike)";
     case GPU_HIER_REDUCE_SCATTER:
         return "size: the input, nranks blocks (here every block alike)";
+    case GPU_HIER_SCAN:
+    case GPU_HIER_EXSCAN:
+        return "size: the buffer; nodes of consecutive ranks only";
     case GPU_HIER_REDUCE_SCATTER_BLOCK:
         return "size: the input, nranks blocks; gpucoll_bench -c reduce_scatter";
     default:

@@ -1,7 +1,8 @@
 /*
  * The hierarchy's gatherv, scatterv (gather, scatter), allgatherv
  * (hier/gpu_hier_v.c), alltoallv (alltoall; hier/gpu_hier_a2a.c) and
- * reduce_scatter(v) with the allreduce under it (gpu_hier_colls.c)
+ * reduce_scatter(v) with the allreduce under it (gpu_hier_colls.c), scan
+ * and exscan (gpu_hier_scan.c; interleaved nodes decline them)
  * between real processes split into virtual nodes of
  * several ranks, on device buffers of the CUDA stand-ins (test/fake: the
  * CPU cannot touch them; every byte moves by the runtime's copies), the
@@ -122,14 +123,19 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     return GPU_OK;
 }
 
-/* a device fold (direct transports only): never on the staged path */
+/* the fold kernel (scan's carry), through host copies and the host functors */
 gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t count, gpu_op_t op,
                                      gpu_dtype_t dt, void *stream)
 {
-    (void) acc, (void) x, (void) count, (void) op, (void) dt, (void) stream;
-    fprintf(stderr, "rank %d: unexpected device fold\n", rank);
-    ++stray;
-    return GPU_ERR_INVALID;
+    const size_t len = count * gpu_dtype_size(dt);
+    void *a = host_copy(acc, len), *b = host_copy(x, len);
+    (void) stream;
+    stray += !gpu_reduce_host(a, b, count, op, dt);
+    stray += len > 0 && cudaSuccess != cudaMemcpy(acc, a, len, cudaMemcpyDefault);
+    stray += cudaSuccess != cudaDeviceSynchronize();
+    free(a);
+    free(b);
+    return GPU_OK;
 }
 
 static gpu_status_t boot_allgather(void *ctx, const void *sbuf, void *rbuf, size_t bytes)
@@ -459,16 +465,66 @@ static void test_reduce_scatterv(gpu_hier_t *h, size_t unit, int in_place, unsig
     cudaFree(out);
 }
 
+/* scan and exscan (in place and not); interleaved nodes: declined, every rank alike */
+static void test_scan(gpu_hier_t *h, size_t n, int exclusive, int in_place, int interleaved,
+                      unsigned seed)
+{
+    float *in = malloc(n * sizeof(float) + 4), *got;
+    char *s = dbuf(n * sizeof(float)), *out = dbuf(n * sizeof(float));
+    gpu_status_t st;
+    int bad = 0;
+
+    for (size_t i = 0; i < n; ++i) {
+        in[i] = fval(rank, i, seed);
+    }
+    dput(in_place ? out : s, (unsigned char *) in, n * sizeof(float));
+    st = gpu_hier_scan(h, in_place ? NULL : s, out, n, GPU_OP_SUM, GPU_DT_F32, exclusive);
+    got = (float *) dget(out, n * sizeof(float));
+    if (interleaved) {
+        CHECK(GPU_ERR_UNSUPPORTED == st, "%s, nodes interleaved: declined (%s)",
+              exclusive ? "exscan" : "scan", gpu_status_string(st));
+    } else {
+        for (size_t i = 0; i < n; ++i) {
+            float ref = 0;
+            for (int r = 0; r < rank + !exclusive; ++r) {
+                ref += fval(r, i, seed);
+            }
+            if (exclusive && 0 == rank) {
+                /* undefined at rank 0: left as it was */
+                uint32_t w, want = 0x5a5a5a5a;
+                memcpy(&w, &got[i], 4);
+                if (in_place) {
+                    memcpy(&want, &in[i], 4);
+                }
+                bad += w != want;
+            } else {
+                bad += got[i] != ref;
+            }
+        }
+        for (size_t i = n * sizeof(float); i < n * sizeof(float) + GUARD; ++i) {
+            bad += POISON != ((unsigned char *) got)[i];
+        }
+        CHECK(GPU_OK == st && 0 == bad, "%s %zu floats%s: %s, %d wrong",
+              exclusive ? "exscan" : "scan", n, in_place ? " in place" : "",
+              gpu_status_string(st), bad);
+    }
+    free(got);
+    free(in);
+    cudaFree(s);
+    cudaFree(out);
+}
+
 /* the trace label of each collective, as the component's trace carries it */
 static void labels(gpu_hier_t *h)
 {
     static const gpu_hier_coll_t colls[] = { GPU_HIER_GATHER, GPU_HIER_GATHERV, GPU_HIER_SCATTER,
                                              GPU_HIER_SCATTERV, GPU_HIER_ALLGATHERV,
                                              GPU_HIER_ALLTOALL, GPU_HIER_ALLTOALLV,
-                                             GPU_HIER_REDUCE_SCATTER };
+                                             GPU_HIER_REDUCE_SCATTER, GPU_HIER_SCAN,
+                                             GPU_HIER_EXSCAN };
     for (unsigned i = 0; i < sizeof(colls) / sizeof(colls[0]); ++i) {
         const char *label = gpu_hier_algo(h, colls[i], 1000, 1);
-        const char *want = GPU_HIER_REDUCE_SCATTER == colls[i] ? "hier "
+        const char *want = colls[i] >= GPU_HIER_REDUCE_SCATTER ? "hier "
                            : colls[i] >= GPU_HIER_ALLTOALL ? "hier pairs: " : "hier leaders: ";
         CHECK(0 == strncmp(label, want, strlen(want)), "%s: a hierarchical label (%s)",
               gpu_hier_coll_name(colls[i]), label);
@@ -550,6 +606,10 @@ int main(int argc, char **argv)
             test_alltoallv(h, u, 1, k + 14);
             test_reduce_scatterv(h, u, 0, k + 15);
             test_reduce_scatterv(h, u, 1, k + 16);
+            for (int x = 0; x < 2; ++x) {
+                test_scan(h, u, x, 0, interleaved, k + 17);
+                test_scan(h, u, x, 1, interleaved, k + 18);
+            }
         }
     }
     CHECK(0 == stray, "%d node steps the emulation does not run, stray folds or failed copies",

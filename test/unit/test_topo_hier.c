@@ -43,7 +43,9 @@ static void test_rows(void)
         double prev = 0.0;
         int rows = 0, grows = 1;
         for (double b = 8; b <= 2147483648.0; b *= 4) {
-            const int per_rank = c >= GPU_HIER_ALLGATHER;   /* one rank's block */
+            /* one rank's block; scan and exscan take the buffer */
+            const int per_rank = c >= GPU_HIER_ALLGATHER && GPU_HIER_SCAN != c &&
+                                 GPU_HIER_EXSCAN != c;
             const size_t bytes = per_rank ? (size_t) b / 128 / 4 * 4 : (size_t) b;
             gpu_hier_choice_t ch;
             gpu_hier_price_t pr;
@@ -67,7 +69,8 @@ static void test_rows(void)
         }
         CHECK(grows, "%s: predicted time grows with size", gpu_hier_coll_name((gpu_hier_coll_t) c));
         /* 8 B..2 GiB in x4 steps: 15 sizes; per-rank blocks from 512 B (a float each) */
-        CHECK(rows == (c >= GPU_HIER_ALLGATHER ? 12 : 15),
+        CHECK(rows == (c >= GPU_HIER_ALLGATHER && GPU_HIER_SCAN != c && GPU_HIER_EXSCAN != c ? 12
+                                                                                        : 15),
               "%s: %d sizes", gpu_hier_coll_name((gpu_hier_coll_t) c), rows);
     }
     {   /* 2 GiB allreduce on 8 rails: 256 MiB shards in 4 MiB slots */
