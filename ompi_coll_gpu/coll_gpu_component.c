@@ -78,9 +78,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .paced = -1,
     .paced_scratch_bytes = 16ul * 1024 * 1024,
     .scratch_lazy = 1,
-    /* 48 communicators after 4 MiB calls: about 0.5 GiB per GPU, not 20
-     * (test/unit/test_comm_memory); 0 gives back each its own areas */
-    .pool = 1,
+    .pool = 0,
     .pool_comm_bytes = 3ul * 1024 * 1024,
     .enqueue_kernel_max = 64ul * 1024,
     .enqueue_bulk_bytes = 16ul * 1024 * 1024,
@@ -153,14 +151,13 @@ static int mca_coll_gpu_register(void)
                      "tens of MiB, not hundreds; 0: at setup (also when "
                      "coll_gpu_paced_scratch_bytes is 0)",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->scratch_lazy);
-    mca_coll_gpu_reg("pool", "1 (the default): the two-shot and exchange-kernel data areas "
-                     "(coll_gpu_scratch_bytes + coll_gpu_xchg_scratch_bytes) are one pool per "
-                     "process and GPU, shared by all its communicators and mapped once per peer "
-                     "process, and each communicator's own area is cut to "
-                     "coll_gpu_pool_comm_bytes; each blocking call that uses the pool agrees on "
-                     "it with one host exchange; 0 (or coll_gpu_scratch_lazy 0, or "
-                     "coll_gpu_paced_scratch_bytes 0): every communicator has its own areas, "
-                     "sized from their parameters",
+    mca_coll_gpu_reg("pool", "Experimental, off by default. 1: the two-shot and "
+                     "exchange-kernel data areas (coll_gpu_scratch_bytes + "
+                     "coll_gpu_xchg_scratch_bytes) are one pool per process and GPU, shared by "
+                     "all its communicators and mapped once per peer process; each blocking "
+                     "call that uses it agrees on it with one host exchange; 0 (or "
+                     "coll_gpu_scratch_lazy 0, or coll_gpu_paced_scratch_bytes 0): every "
+                     "communicator has its own",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->pool);
     mca_coll_gpu_reg("pool_comm_bytes", "With coll_gpu_pool 1: the most device memory per "
                      "rank that a communicator's own area takes (the kernels' flags, the "
