@@ -234,15 +234,6 @@ const char *gpu_hier_describe(const gpu_hier_t *h)
     return h->desc;
 }
 
-int gpu_hier_smallest_node(const gpu_hier_t *h)
-{
-    int least = h->nranks;
-    for (int j = 0; j < h->nnodes; ++j) {
-        least = h->node_size[j] < least ? h->node_size[j] : least;
-    }
-    return least;
-}
-
 void gpu_hier_model_of(const gpu_hier_t *h, gpu_hier_model_t *m)
 {
     m->nnodes = h->nnodes;

@@ -122,8 +122,6 @@ gpu_status_t gpu_hier_alltoallv(gpu_hier_t *h, const void *sbuf, const size_t *s
 
 /* "even layout, L ranks per node" or "uneven" plus the transport, for logs */
 const char *gpu_hier_describe(const gpu_hier_t *h);
-/* the fewest ranks any node holds (the same on every rank) */
-int gpu_hier_smallest_node(const gpu_hier_t *h);
 /* what a call of this collective and size runs (gpu_hier_choose's label,
  * as gpucoll-topo prints it), for its trace; valid until the next call */
 const char *gpu_hier_algo(gpu_hier_t *h, gpu_hier_coll_t coll, size_t bytes, size_t esz);

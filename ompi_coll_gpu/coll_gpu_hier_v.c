@@ -182,13 +182,6 @@ int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_ca
     gpu_status_t st;
 
     *ran = 0;
-    if (gpu_hier_smallest_node(m->hier) < 2) {
-        /* a node of one rank: on 4x H100 as 4 virtual nodes of one rank, the
-         * conformance test's first in-place gather timed out on the non-roots
-         * and never returned at the root (docs/results/h100x4_2026-11-27_s6b);
-         * until that is found these layouts stage, alike on every rank */
-        return MPI_SUCCESS;
-    }
     v.len = malloc(4 * n * sizeof(size_t));
     if (NULL == v.len) {
         return MPI_SUCCESS;   /* staged */
