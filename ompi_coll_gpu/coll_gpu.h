@@ -159,6 +159,7 @@ typedef struct mca_coll_gpu_module_t {
     struct gpu_net **nets;            /* one per channel, nets[0] == net */
     int nnets;
     struct gpu_hier *hier;
+    size_t *hier_v_layout;            /* 4 x ranks: a v call's bytes (coll_gpu_hier_v.c) */
     /* nonblocking device calls, run one at a time in start order (their
      * host exchanges match in order); a blocking device call waits for
      * them first (coll_gpu_request.c) */

@@ -68,6 +68,8 @@ void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m)
 #endif
     free(m->nets);
     m->nets = NULL;
+    free(m->hier_v_layout);
+    m->hier_v_layout = NULL;
     m->nnets = 0;
     m->hier = NULL;
     m->net = NULL;

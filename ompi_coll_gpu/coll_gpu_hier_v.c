@@ -152,22 +152,28 @@ static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
     }
 }
 
-int mca_coll_gpu_hier_v_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a)
+/* v's per-rank arrays: the communicator's, made at its first such call
+ * (eligibility and run both read a call's layout; no allocation per call) */
+static int mca_coll_gpu_v_layout(mca_coll_gpu_module_t *m, mca_coll_gpu_v_args_t *v)
 {
     const size_t n = (size_t) ompi_comm_size(m->comm);
-    mca_coll_gpu_v_args_t v;
-    int ok;
-
-    v.len = malloc(4 * n * sizeof(size_t));
-    if (NULL == v.len) {
-        return 0;
+    if (NULL == m->hier_v_layout) {
+        m->hier_v_layout = malloc(4 * n * sizeof(size_t));
+        if (NULL == m->hier_v_layout) {
+            return 0;
+        }
     }
-    v.displ = v.len + n;
-    v.rlen = v.len + 2 * n;
-    v.rdispl = v.len + 3 * n;
-    ok = mca_coll_gpu_v_args(m, a, &v);
-    free(v.len);
-    return ok;
+    v->len = m->hier_v_layout;
+    v->displ = v->len + n;
+    v->rlen = v->len + 2 * n;
+    v->rdispl = v->len + 3 * n;
+    return 1;
+}
+
+int mca_coll_gpu_hier_v_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a)
+{
+    mca_coll_gpu_v_args_t v;
+    return mca_coll_gpu_v_layout(m, &v) && mca_coll_gpu_v_args(m, a, &v);
 }
 
 int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
@@ -175,22 +181,13 @@ int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_ca
 {
 #if GPUCOLL_HAVE_UCX
     const mca_coll_gpu_args_t *a = call->args;
-    const size_t n = (size_t) ompi_comm_size(m->comm);
     mca_coll_gpu_v_args_t v;
     mca_coll_gpu_trace_t trace;
     gpu_hier_coll_t coll;
     gpu_status_t st;
 
     *ran = 0;
-    v.len = malloc(4 * n * sizeof(size_t));
-    if (NULL == v.len) {
-        return MPI_SUCCESS;   /* staged */
-    }
-    v.displ = v.len + n;
-    v.rlen = v.len + 2 * n;
-    v.rdispl = v.len + 3 * n;
-    if (!mca_coll_gpu_v_args(m, a, &v)) {
-        free(v.len);
+    if (!mca_coll_gpu_v_layout(m, &v) || !mca_coll_gpu_v_args(m, a, &v)) {
         return MPI_SUCCESS;   /* eligibility said otherwise: not reached */
     }
     switch (call->kind) {
@@ -241,7 +238,6 @@ int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_ca
         break;
     }
     mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, trace.t0, trace.t0, (int) st);
-    free(v.len);
     if (GPU_ERR_UNSUPPORTED == st) {
         return MPI_SUCCESS;   /* the layout cannot take it, on every rank alike: staged */
     }
