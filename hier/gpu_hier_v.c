@@ -368,27 +368,45 @@ static size_t gpu_v_stage_bytes(const gpu_v_t *v)
     return most;
 }
 
+/* gather and scatter alike: the call's layout, its leaders and every
+ * rank's block (the root's from its counts, the others' own, or every one
+ * where the counts are uniform); on failure nothing is left to free */
+static gpu_status_t gpu_v_rooted(gpu_hier_t *h, gpu_v_t *v, gpu_hier_coll_t coll,
+                                 const size_t *root_len, size_t mine, int root, int uniform)
+{
+    const int is_root = h->rank == root;
+    gpu_status_t st = gpu_hier_begin(h);
+
+    if (GPU_OK != st || GPU_OK != (st = gpu_v_fits(h, coll, 0, &v->s)) ||
+        GPU_OK != (st = gpu_v_alloc(h, v))) {
+        return st;
+    }
+    gpu_v_leaders(h, root);
+    v->root_node = h->node_of[root];
+    for (int r = 0; r < h->nranks; ++r) {
+        v->len[r] = is_root ? root_len[r] : uniform || r == h->rank ? mine : 0;
+    }
+    st = gpu_v_counts(v, root, uniform);
+    gpu_v_regions(v);
+    if (GPU_OK != st) {
+        gpu_v_free(v);
+    }
+    return st;
+}
+
 gpu_status_t gpu_hier_gatherv(gpu_hier_t *h, const void *sbuf, size_t slen, void *rbuf,
                               const size_t *rlen, const size_t *rdispl, int root, int uniform)
 {
     gpu_v_t v = { .h = h, .kind = GPU_V_GATHER, .ubuf = rbuf, .udispl = rdispl };
     const int is_root = h->rank == root;
-    gpu_status_t st = gpu_hier_begin(h);
+    gpu_status_t st = gpu_v_rooted(h, &v, GPU_HIER_GATHERV, rlen, slen, root, uniform);
     int leader;
 
-    if (GPU_OK != st || GPU_OK != (st = gpu_v_fits(h, GPU_HIER_GATHERV, 0, &v.s)) ||
-        GPU_OK != (st = gpu_v_alloc(h, &v))) {
+    if (GPU_OK != st) {
         return st;
     }
-    gpu_v_leaders(h, root);
     leader = h->members[h->node];
-    v.root_node = h->node_of[root];
-    for (int r = 0; r < h->nranks; ++r) {
-        v.len[r] = is_root ? rlen[r] : uniform || r == h->rank ? slen : 0;
-    }
-    st = gpu_v_counts(&v, root, uniform);
-    gpu_v_regions(&v);
-    if (GPU_OK == st && h->lsize > 1) {
+    if (h->lsize > 1) {
         /* the root's node straight into its output; elsewhere the leader's region */
         if (h->rank == leader && !is_root) {
             st = gpu_hier_dvec(h, v.blen[h->node] > 0 ? v.blen[h->node] : 1, &v.region);
@@ -419,21 +437,13 @@ gpu_status_t gpu_hier_scatterv(gpu_hier_t *h, const void *sbuf, const size_t *sl
 {
     gpu_v_t v = { .h = h, .kind = GPU_V_SCATTER, .ubuf = (char *) sbuf, .udispl = sdispl };
     const int is_root = h->rank == root;
-    gpu_status_t st = gpu_hier_begin(h);
+    gpu_status_t st = gpu_v_rooted(h, &v, GPU_HIER_SCATTERV, slen, rlen, root, uniform);
     int leader;
 
-    if (GPU_OK != st || GPU_OK != (st = gpu_v_fits(h, GPU_HIER_SCATTERV, 0, &v.s)) ||
-        GPU_OK != (st = gpu_v_alloc(h, &v))) {
+    if (GPU_OK != st) {
         return st;
     }
-    gpu_v_leaders(h, root);
     leader = h->members[h->node];
-    v.root_node = h->node_of[root];
-    for (int r = 0; r < h->nranks; ++r) {
-        v.len[r] = is_root ? slen[r] : uniform || r == h->rank ? rlen : 0;
-    }
-    st = gpu_v_counts(&v, root, uniform);
-    gpu_v_regions(&v);
     /* a leader's region: where its node's blocks land before the node step */
     if (GPU_OK == st && h->rank == leader && !is_root) {
         if (h->lsize > 1) {
