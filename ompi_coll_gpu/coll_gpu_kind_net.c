@@ -134,6 +134,21 @@ static struct {
 
 static int gpu_knet_progress(void);
 
+/* ompi_request_free and ompi_request_wait leave MPI_REQUEST_NULL behind,
+ * not NULL, and this file reads NULL as "nothing out": a slot left at the
+ * null request looked like a fresh answer at the next scan, so one node's
+ * answer was counted twice and a rank decided before every node had
+ * spoken (across 4 nodes: one rank took the GPU path, the others staged) */
+static void gpu_knet_release(ompi_request_t **r, int wait)
+{
+    if (wait) {
+        (void) ompi_request_wait(r, MPI_STATUS_IGNORE);
+    } else {
+        (void) ompi_request_free(r);
+    }
+    *r = NULL;
+}
+
 /* what a query carries: the head and its node's ranks only */
 static size_t gpu_knet_qbytes(const gpu_knet_query_t *q)
 {
@@ -268,7 +283,7 @@ static int gpu_knet_answer(gpu_knet_t *k, const gpu_knet_query_t *q, int src)
         if (NULL == gpu_knet.send[i].req) {
             slot = i;
         } else if (REQUEST_COMPLETE(gpu_knet.send[i].req)) {
-            ompi_request_free(&gpu_knet.send[i].req);
+            gpu_knet_release(&gpu_knet.send[i].req, 0);
             slot = i;
         }
     }
@@ -489,7 +504,7 @@ void mca_coll_gpu_knet_fini(void)
 {
     for (int i = 0; i < GPU_KNET_SENDS; ++i) {
         if (NULL != gpu_knet.send[i].req && REQUEST_COMPLETE(gpu_knet.send[i].req)) {
-            ompi_request_free(&gpu_knet.send[i].req);
+            gpu_knet_release(&gpu_knet.send[i].req, 0);
         }
     }
     free(gpu_knet.all);
@@ -645,7 +660,7 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
             if (NULL == *rr || !REQUEST_COMPLETE(*rr)) {
                 continue;
             }
-            ompi_request_free(rr);
+            gpu_knet_release(rr, 0);
             if (k->in[j].key != k->out[j].key || k->in[j].call != call) {
                 /* the answer to a query of an earlier call that gave up */
                 (void) gpu_knet_rearm(k, comm, j, &k->in[j], rr);
@@ -676,10 +691,10 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
     for (int j = 0; j < k->nnodes; ++j) {
         if (NULL != k->ireq[2 * j]) {
             (void) ompi_request_cancel(k->ireq[2 * j]);
-            (void) ompi_request_wait(&k->ireq[2 * j], MPI_STATUS_IGNORE);
+            gpu_knet_release(&k->ireq[2 * j], 1);
         }
         if (NULL != k->ireq[2 * j + 1]) {
-            (void) ompi_request_wait(&k->ireq[2 * j + 1], MPI_STATUS_IGNORE);
+            gpu_knet_release(&k->ireq[2 * j + 1], 1);
         }
     }
     if (GPU_ERR_TIMEOUT == st) {
@@ -756,7 +771,7 @@ gpu_status_t mca_coll_gpu_knet_ask(mca_coll_gpu_module_t *m, uint64_t call, doub
             ++left;
             continue;
         }
-        ompi_request_free(rr);
+        gpu_knet_release(rr, 0);
         if (k->sin[j].key != k->sout[j].key || k->sin[j].call != call ||
             GPU_KNET_STATUS != k->sin[j].verdict) {
             /* an answer of another round: ours is still due */
@@ -773,11 +788,11 @@ gpu_status_t mca_coll_gpu_knet_ask(mca_coll_gpu_module_t *m, uint64_t call, doub
         if (NULL != k->sreq[2 * j]) {
             (void) ompi_request_cancel(k->sreq[2 * j]);   /* a posted receive: done at once */
             if (REQUEST_COMPLETE(k->sreq[2 * j])) {
-                ompi_request_free(&k->sreq[2 * j]);
+                gpu_knet_release(&k->sreq[2 * j], 0);
             }
         }
         if (NULL != k->sreq[2 * j + 1]) {
-            ompi_request_free(&k->sreq[2 * j + 1]);   /* a small send: finishes on its own */
+            gpu_knet_release(&k->sreq[2 * j + 1], 0);   /* a small send: finishes on its own */
         }
     }
     k->asking = 0;

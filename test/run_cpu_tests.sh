@@ -182,6 +182,9 @@ run "conformance test, MPI_Reduce_local of MPIX_C_FLOAT16/MPIX_BFLOAT16 (driver 
 for np in 2 4; do
   conform "device buffers across 2 virtual nodes (driver stand-in)" "$FAKE OMPI_MCA_coll_gpu_virtual_nodes=2" $np "--mem device"
 done
+# 4 nodes of one rank: each rank asks 3 speakers per call (an answer
+# counted twice once let a rank decide early and hung an in-place gather)
+conform "device buffers across 4 virtual nodes of one rank (driver stand-in)" "$FAKE OMPI_MCA_coll_gpu_virtual_nodes=4" 4 "--mem device"
 # every wait bounded on the staged path: rank 1 stops calling
 for np in 2 3; do
   run "staged calls on device buffers: rank 1 stops calling, the others fail in 2 s naming it, np $np" sh -c "
