@@ -55,9 +55,12 @@ typedef struct {
      * started, else -1 and why */
     int (*copy_start)(gc_ipc_copy_t *cp, void *dst, const void *src, const gc_ipc_ref_t *ref,
                       size_t bytes, const char **why);
-    /* progress thread, as a message by reference arrives: close this
-     * process's mappings of the sender's allocations that ref names gone */
+    /* progress thread, as a message by reference arrives: this process's
+     * mappings of the sender's allocations that ref names gone are to close */
     void (*forget)(const gc_ipc_ref_t *ref);
+    /* application's thread, not capturing: close them (CUDA may wait there
+     * for the device's work, so never on the progress thread) */
+    void (*reap)(void);
     /* progress thread: 1 done, 0 not yet, -1 failed (why) */
     int (*copy_test)(gc_ipc_copy_t *cp, const char **why);
     /* the descriptor goes (application's thread) */

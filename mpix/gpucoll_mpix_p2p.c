@@ -162,6 +162,7 @@ void gc_p2p_release(gc_comm_t *c)
         p->ipc->copy_free(&r->cp);
         free(r);
     }
+    p->ipc->reap();
     free(p->ipc_ok);
     free(p->gone_cursor);
     while (NULL != p->waits) {
@@ -173,7 +174,14 @@ void gc_p2p_release(gc_comm_t *c)
     *pp = NULL;
 }
 
-/* a descriptor with bytes of pinned staging: a captured call's own */
+/* a descriptor with bytes of pinned staging (none for 0: an empty message
+ * or a send by reference): a captured call's own.  An eager one is the
+ * free descriptor whose staging fits best, else the largest, which grows:
+ * a pinned allocation is slow and CUDA may wait in it (and in the free of
+ * the old area) for the device's work, so sends that need none must not
+ * take the receives' areas (on 4x H100 an eager 0-byte halo iteration took
+ * 1.1 ms: each of its messages took a new 1-byte area, the descriptors of
+ * the iterations before still in flight) */
 static gc_preq_t *gc_preq_get(gc_comm_t *c, size_t bytes, int persistent)
 {
     gc_p2p_t *p = gc_p2p_of(c);
@@ -181,8 +189,17 @@ static gc_preq_t *gc_preq_get(gc_comm_t *c, size_t bytes, int persistent)
 
     pthread_mutex_lock(&gc_p2p_lock);
     if (NULL != p && !persistent && NULL != p->free_list) {
-        r = p->free_list;
-        p->free_list = r->next_free;
+        gc_preq_t **best = NULL;
+        for (gc_preq_t **q = &p->free_list; NULL != *q; q = &(*q)->next_free) {
+            const size_t have = (*q)->pin_bytes;
+            if (NULL == best ||
+                (have >= bytes ? (*best)->pin_bytes < bytes || have < (*best)->pin_bytes
+                               : (*best)->pin_bytes < bytes && have > (*best)->pin_bytes)) {
+                best = q;
+            }
+        }
+        r = *best;
+        *best = r->next_free;
     }
     if (NULL == r && NULL != p && NULL != (r = calloc(1, sizeof(*r)))) {
         r->rdone = 1;
@@ -378,11 +395,14 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
     if (NULL == p || MPI_SUCCESS != gc_prog_start(fn)) {
         return gc_fail(MPI_ERR_NO_MEM, fn, "no memory for the point-to-point state");
     }
+    if (cudaStreamCaptureStatusNone == cap) {
+        p->ipc->reap();   /* the mappings the progress thread let go */
+    }
     /* a send goes by reference where the peer maps this rank's buffers and
      * this one has a CUDA IPC handle; else by value, from pinned staging */
     byref = send && bytes > 0 && NULL != p->ipc_ok && p->ipc_ok[peer] &&
             p->ipc->export_buf((char *) buf + lb, bytes, &p->gone_cursor[peer], &ref);
-    r = gc_preq_get(c, !byref && bytes > 0 ? bytes : 1, cudaStreamCaptureStatusActive == cap);
+    r = gc_preq_get(c, byref ? 0 : bytes, cudaStreamCaptureStatusActive == cap);
     if (NULL == r) {
         return gc_fail(MPI_ERR_NO_MEM, fn, "no pinned host memory for the staging copies");
     }
@@ -390,7 +410,7 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
     r->m.send = send;
     r->m.peer = peer;
     r->m.tag = tag;
-    r->m.buf = r->pin;
+    r->m.buf = NULL != r->pin ? r->pin : (char *) &r->pin;   /* 0 bytes: never read */
     r->m.bytes = bytes;
     r->m.status = MPI_STATUS_IGNORE;
     r->user = (char *) buf + lb;

@@ -58,8 +58,10 @@
  * export checks two cached ones: is the allocation at that address still
  * the one exported? an export replaced in the cache is gone too) and every
  * later message by reference to a peer carries the ids that peer has not
- * been told of (a cursor per peer into the log); the receiver closes its
- * mappings of them as the message arrives.  A peer that gets no more
+ * been told of (a cursor per peer into the log); the receiver's progress
+ * thread lets its mappings of them go as the message arrives, and its
+ * application's thread closes them at its next enqueue that is not
+ * captured (a close may wait for the device).  A peer that gets no more
  * messages by reference from that sender keeps its mappings until the
  * process ends.
  */
@@ -107,6 +109,8 @@ static struct {
     uint64_t gone[GC_IPC_GONE_LOG];   /* ring of freed exports' ids */
     unsigned long long ngone;         /* ids ever logged */
     int check;                        /* the next cached export to check */
+    void **closing;                   /* mappings whose close waits for the application */
+    int nclosing, capclosing;
     cudaStream_t streams[GC_IPC_MAX_DEV];   /* the progress thread's, per device */
 } gc_ipc = { PTHREAD_MUTEX_INITIALIZER };
 
@@ -155,6 +159,29 @@ static int gc_range(const void *buf, uint64_t *base, uint64_t *id)
 static void gc_gone_log(uint64_t id)
 {
     gc_ipc.gone[gc_ipc.ngone++ % GC_IPC_GONE_LOG] = id;
+}
+
+/* under the lock: mapping p goes, closed on the application's thread
+ * (gc_cuda_reap).  Not here: cudaIpcCloseMemHandle unmaps, and CUDA may
+ * wait in it for the device's work, as in cudaFree; on the progress thread
+ * that work includes the stream memory waits for flags only this thread
+ * sets, and the close need not return (4x H100: test_mpix_stream's halo
+ * at 150000 doubles, the first message after the sender freed the buffer
+ * of the 5-double one, went no further; so does the CUDA runtime stand-in
+ * once its close waits as cudaFree).  Where the list cannot grow the
+ * mapping stays open until the process ends. */
+static void gc_close_later(void *p)
+{
+    if (gc_ipc.nclosing == gc_ipc.capclosing) {
+        const int cap = gc_ipc.capclosing ? 2 * gc_ipc.capclosing : 16;
+        void **q = realloc(gc_ipc.closing, (size_t) cap * sizeof(*q));
+        if (NULL == q) {
+            return;
+        }
+        gc_ipc.closing = q;
+        gc_ipc.capclosing = cap;
+    }
+    gc_ipc.closing[gc_ipc.nclosing++] = p;
 }
 
 /* a few cached exports whose allocation is no longer there are logged
@@ -270,7 +297,8 @@ static int gc_cuda_export(const void *buf, size_t bytes, unsigned long long *gon
 
 /* progress thread: the sender freed these; no copy from them is left
  * (MPI lets it free only after its sends from them completed, which was
- * after this process's copies), so their mappings close */
+ * after this process's copies), so their mappings go (closed later, on
+ * the application's thread: gc_close_later says why) */
 static void gc_cuda_forget(const gc_ipc_ref_t *ref)
 {
     const int n = ref->ngone < GC_IPC_GONE_MAX ? ref->ngone : GC_IPC_GONE_MAX;
@@ -285,14 +313,37 @@ static void gc_cuda_forget(const gc_ipc_ref_t *ref)
             gone = e->pid == ref->pid && e->id == ref->gone[k];
         }
         if (gone) {
-            (void) cudaIpcCloseMemHandle(e->mapped);
-            (void) cudaGetLastError();
+            gc_close_later(e->mapped);
             *e = gc_ipc.im[--gc_ipc.nim];
         } else {
             ++i;
         }
     }
     pthread_mutex_unlock(&gc_ipc.lock);
+}
+
+/* application's thread, not capturing: close the mappings that went.
+ * CUDA may wait here for the device's work, as cudaFree does; this thread
+ * sets no flag a stream waits for, the progress thread goes on meanwhile */
+static void gc_cuda_reap(void)
+{
+    void **list;
+    int n;
+
+    if (0 == __atomic_load_n(&gc_ipc.nclosing, __ATOMIC_RELAXED)) {
+        return;
+    }
+    pthread_mutex_lock(&gc_ipc.lock);
+    list = gc_ipc.closing;
+    n = gc_ipc.nclosing;
+    gc_ipc.closing = NULL;
+    gc_ipc.nclosing = gc_ipc.capclosing = 0;
+    pthread_mutex_unlock(&gc_ipc.lock);
+    for (int i = 0; i < n; ++i) {
+        (void) cudaIpcCloseMemHandle(list[i]);
+        (void) cudaGetLastError();
+    }
+    free(list);
 }
 
 static int gc_cuda_device_of(const void *buf)
@@ -339,7 +390,7 @@ static void *gc_import(const gc_ipc_ref_t *ref, const char **why)
                 return e->mapped;
             }
             /* the sender's allocation there is another one now */
-            (void) cudaIpcCloseMemHandle(e->mapped);
+            gc_close_later(e->mapped);
             break;
         }
     }
@@ -517,6 +568,7 @@ const gc_ipc_ops_t gc_ipc_cuda_ops = {
     .export_buf = gc_cuda_export,
     .device_of = gc_cuda_device_of,
     .forget = gc_cuda_forget,
+    .reap = gc_cuda_reap,
     .copy_start = gc_cuda_copy_start,
     .copy_test = gc_cuda_copy_test,
     .copy_free = gc_cuda_copy_free,

@@ -150,10 +150,16 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int fl
     return cudaSuccess;
 }
 
+/* Closing unmaps, and is taken to wait, as cudaFree does, until the
+ * device's work so far is done (every stream, stream memory waits among
+ * them): a close on a thread that such a wait needs never returns.  So did
+ * libgpucoll's on 4x H100 (test_mpix_stream's halo at 150000 doubles); the
+ * stand-in without this wait passed it. */
 cudaError_t cudaIpcCloseMemHandle(void *p)
 {
     FK_API();
     struct fake_map *m = NULL;
+    (void) cudaDeviceSynchronize();
     pthread_mutex_lock(&maps_lock);
     for (struct fake_map **q = &maps; NULL != *q; q = &(*q)->next) {
         if ((*q)->user == p) {
