@@ -516,10 +516,20 @@ cudaError_t cudaMemGetInfo(size_t *pfree, size_t *ptotal)
            ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+/* pinned allocations so far: a test's way to see that a hot path makes
+ * none (on a GPU each is slow, and CUDA may wait in it for the device) */
+static unsigned long long pinned_allocs;
+
+unsigned long long fake_cudart_pinned_allocs(void)
+{
+    return __atomic_load_n(&pinned_allocs, __ATOMIC_RELAXED);
+}
+
 cudaError_t cudaMallocHost(void **p, size_t n)
 {
     FK_API();
     struct pinned *q = malloc(sizeof(*q));
+    __atomic_add_fetch(&pinned_allocs, 1, __ATOMIC_RELAXED);
     if (NULL == q || 0 != posix_memalign(p, 4096, n ? n : 1)) {
         free(q);
         return cudaErrorMemoryAllocation;
