@@ -42,6 +42,7 @@ typedef struct gc_preq {
     char *user;                /* where the data starts in the application's buffer */
     void *pin;                 /* pinned staging of pin_bytes */
     size_t pin_bytes;
+    int pin_class;             /* its size class in gc_stage, -1: an allocation of its own */
     int persistent;
     gc_ipc_ref_t ref;          /* a send by reference: its buffer */
     /* a receive: the progress thread's step (rjob), which copies into user */
@@ -77,6 +78,75 @@ _Static_assert(sizeof(gc_ipc_ref_t) <= GCS_ATT_MAX, "a reference must fit a mess
 /* the requests handed out and not yet waited for, all communicators */
 static gc_preq_t *gc_live;
 static pthread_mutex_t gc_p2p_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Staging up to 128 KiB comes in power-of-two classes (256 B up) from
+ * pinned chunks of 512 KiB that stay with the process, so an eager loop
+ * that runs ahead of its stream (no descriptor free yet) gets a block
+ * without a cudaMallocHost each; larger staging is allocated alone. */
+#define GC_STAGE_MIN_LOG 8
+#define GC_STAGE_MAX_LOG 17
+#define GC_STAGE_CHUNK ((size_t) 512 << 10)
+typedef struct gc_stage_blk {
+    struct gc_stage_blk *next;
+} gc_stage_blk_t;
+static gc_stage_blk_t *gc_stage[GC_STAGE_MAX_LOG - GC_STAGE_MIN_LOG + 1];   /* gc_p2p_lock */
+
+/* pinned staging of at least bytes (> 0): *cls its class, or -1 */
+static void *gc_stage_get(size_t bytes, int *cls, size_t *got)
+{
+    int k = 0;
+    gc_stage_blk_t *b;
+    char *chunk;
+
+    if (bytes > (size_t) 1 << GC_STAGE_MAX_LOG) {
+        *cls = -1;
+        *got = bytes;
+        return gc_pinned(bytes);
+    }
+    while (((size_t) 1 << (GC_STAGE_MIN_LOG + k)) < bytes) {
+        ++k;
+    }
+    *cls = k;
+    *got = (size_t) 1 << (GC_STAGE_MIN_LOG + k);
+    pthread_mutex_lock(&gc_p2p_lock);
+    b = gc_stage[k];
+    if (NULL != b) {
+        gc_stage[k] = b->next;
+    }
+    pthread_mutex_unlock(&gc_p2p_lock);
+    if (NULL != b) {
+        return b;
+    }
+    chunk = gc_pinned(GC_STAGE_CHUNK);
+    if (NULL == chunk) {
+        return NULL;
+    }
+    pthread_mutex_lock(&gc_p2p_lock);
+    for (size_t i = GC_STAGE_CHUNK / *got - 1; i > 0; --i) {
+        b = (gc_stage_blk_t *) (chunk + i * *got);
+        b->next = gc_stage[k];
+        gc_stage[k] = b;
+    }
+    pthread_mutex_unlock(&gc_p2p_lock);
+    return chunk;
+}
+
+/* staging back: a class's block to its list, an allocation of its own freed
+ * (CUDA may wait there for the device: only eager descriptors that grow) */
+static void gc_stage_put(void *pin, int cls)
+{
+    if (NULL == pin) {
+        return;
+    }
+    if (cls < 0) {
+        (void) cudaFreeHost(pin);
+        return;
+    }
+    pthread_mutex_lock(&gc_p2p_lock);
+    ((gc_stage_blk_t *) pin)->next = gc_stage[cls];
+    gc_stage[cls] = pin;
+    pthread_mutex_unlock(&gc_p2p_lock);
+}
 
 static int gc_greq_query(void *extra, MPI_Status *status)
 {
@@ -156,9 +226,7 @@ void gc_p2p_release(gc_comm_t *c)
     while (NULL != p->all) {
         gc_preq_t *r = p->all;
         p->all = r->next_all;
-        if (NULL != r->pin) {
-            (void) cudaFreeHost(r->pin);
-        }
+        gc_stage_put(r->pin, r->pin_class);
         p->ipc->copy_free(&r->cp);
         free(r);
     }
@@ -178,7 +246,8 @@ void gc_p2p_release(gc_comm_t *c)
  * or a send by reference): a captured call's own.  An eager one is the
  * free descriptor whose staging fits best, else the largest, which grows:
  * a pinned allocation is slow and CUDA may wait in it (and in the free of
- * the old area) for the device's work, so sends that need none must not
+ * the old area) for the device's work (gc_stage keeps small areas), so
+ * sends that need none must not
  * take the receives' areas (on 4x H100 an eager 0-byte halo iteration took
  * 1.1 ms: each of its messages took a new 1-byte area, the descriptors of
  * the iterations before still in flight) */
@@ -203,6 +272,7 @@ static gc_preq_t *gc_preq_get(gc_comm_t *c, size_t bytes, int persistent)
     }
     if (NULL == r && NULL != p && NULL != (r = calloc(1, sizeof(*r)))) {
         r->rdone = 1;
+        r->pin_class = -1;
         r->next_all = p->all;
         p->all = r;
     }
@@ -213,16 +283,17 @@ static gc_preq_t *gc_preq_get(gc_comm_t *c, size_t bytes, int persistent)
     r->c = c;
     r->persistent = persistent;
     if (r->pin_bytes < bytes) {
-        void *p = gc_pinned(bytes);
+        size_t got = 0;
+        int cls = -1;
+        void *p = gc_stage_get(bytes, &cls, &got);
         if (NULL == p) {
             return NULL;   /* stays on the communicator's list, freed with it */
         }
-        if (NULL != r->pin) {
-            /* an eager descriptor's old area: the stream has passed its use */
-            (void) cudaFreeHost(r->pin);
-        }
+        /* an eager descriptor's old area: the stream has passed its use */
+        gc_stage_put(r->pin, r->pin_class);
         r->pin = p;
-        r->pin_bytes = bytes;
+        r->pin_bytes = got;
+        r->pin_class = cls;
     }
     return r;
 }
