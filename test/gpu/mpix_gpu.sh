@@ -10,7 +10,9 @@
 # (OUTDIR/halo_*.log) hold the time of an iteration at each size.
 # One PASS/FAIL line per case (stdout and OUTDIR/summary.txt), the logs in
 # OUTDIR, a last line "N passed, N failed".  stdbuf keeps rank 0's lines in
-# the log when a run is cut off by LIMIT (a pipe buffers them otherwise).
+# the log when a run is cut off by LIMIT (a pipe buffers them otherwise); a
+# run cut off leaves its ranks' stacks (gdb, where there is one) in
+# OUTDIR/TAG.stacks.PID.
 B=${1:?build dir}
 OUT=${2:-/tmp/mpix_gpu}
 mkdir -p "$OUT"
@@ -28,8 +30,25 @@ run() {
   tag=$1 want=$2; shift 2
   # WANT2: a second pattern the log must hold
   t0=$(date +%s)
-  timeout "$LIMIT" "$@" > "$OUT/$tag.log" 2>&1
-  rc=$?
+  "$@" > "$OUT/$tag.log" 2>&1 &
+  pid=$! waited=0
+  while kill -0 $pid 2>/dev/null && [ $waited -lt "$LIMIT" ]; do
+    sleep 1; waited=$((waited + 1))
+  done
+  if kill -0 $pid 2>/dev/null; then
+    # no answer: every thread's stack of every rank (mpirun's children),
+    # which names the call each waits in, then the run goes
+    for r in $(pgrep -P $pid); do
+      command -v gdb >/dev/null &&
+        timeout 60 gdb -p "$r" -batch -ex "thread apply all bt" > "$OUT/$tag.stacks.$r" 2>&1
+    done
+    kill $pid; sleep 3; kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    rc=124
+  else
+    wait $pid
+    rc=$?
+  fi
   tally=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$OUT/$tag.log" | tail -1)
   if [ $rc -eq 0 ] && grep -qE "$want" "$OUT/$tag.log" &&
      { [ -z "${WANT2:-}" ] || grep -qE "$WANT2" "$OUT/$tag.log"; }; then
