@@ -293,6 +293,14 @@ void mca_coll_gpu_knet_detach(mca_coll_gpu_module_t *m);
 int mca_coll_gpu_knet_local(mca_coll_gpu_module_t *m, const int **ranks);
 gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                       int *peer);
+/* remote in parts, for a queued nonblocking call from progress: start the
+ * queries, test (GPU_INPROGRESS while answers are due), end (cancel what
+ * is out; peer non-NULL: the first speaker that did not answer); missing:
+ * the rank that has not posted call after a timeout (peer if none found) */
+gpu_status_t mca_coll_gpu_knet_round_start(mca_coll_gpu_module_t *m, uint64_t call, int *peer);
+gpu_status_t mca_coll_gpu_knet_round_test(mca_coll_gpu_module_t *m, int *all_dev, int *peer);
+void mca_coll_gpu_knet_round_end(mca_coll_gpu_module_t *m, int *peer);
+int mca_coll_gpu_knet_missing(mca_coll_gpu_module_t *m, uint64_t call, int peer);
 void mca_coll_gpu_knet_fini(void);
 /* After a wait for call timed out: which rank has not posted it (-1: none
  * found), for the error message.  My node's from the board at once, the

@@ -106,6 +106,8 @@ struct mca_coll_gpu_knet {
     gpu_knet_query_t *out;         /* one query per node */
     gpu_knet_reply_t *in;          /* one answer per node */
     ompi_request_t **ireq;
+    uint64_t rcall;                /* the round out: its call, answers due, verdict so far */
+    int rleft, rverdict;
     /* who has not posted a call, asked when a wait timed out (names the
      * rank in the error): one round at a time per communicator */
     gpu_knet_query_t *sout;
@@ -630,66 +632,76 @@ static int gpu_knet_query_node(gpu_knet_t *k, ompi_communicator_t *comm, int j,
                                               MCA_PML_BASE_SEND_STANDARD, comm, &reqs[1]));
 }
 
-gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
-                                      int *peer)
+/* One round of queries about a call: a query to every other node's speaker
+ * (start), their answers read without waiting (test), what is still out
+ * cancelled (end).  One round at a time per communicator: a blocking call
+ * runs its own after the queued ones (coll_gpu_request.c) have left. */
+gpu_status_t mca_coll_gpu_knet_round_start(mca_coll_gpu_module_t *m, uint64_t call, int *peer)
 {
     gpu_knet_t *k = m->knet;
-    ompi_communicator_t *comm = m->comm;
-    const double deadline = gpu_clock_now() + mca_coll_gpu_timeout_s();
-    gpu_status_t st = GPU_OK;
-    int left = 0, verdict = GPU_KNET_DEVICE;
 
     if (!gpu_knet_ready(k)) {
         return GPU_ERR_UNSUPPORTED;
     }
+    k->rcall = call;
+    k->rleft = 0;
+    k->rverdict = GPU_KNET_DEVICE;
     for (int j = 0; j < k->nnodes; ++j) {
         if (j == k->mynode) {
             continue;
         }
         k->out[j].call = call;
-        if (!gpu_knet_query_node(k, comm, j, &k->out[j], &k->in[j], &k->ireq[2 * j])) {
+        if (!gpu_knet_query_node(k, m->comm, j, &k->out[j], &k->in[j], &k->ireq[2 * j])) {
             *peer = k->speaker[j];
-            st = GPU_ERR_NETWORK;
-            break;
+            return GPU_ERR_NETWORK;
         }
-        ++left;
+        ++k->rleft;
     }
-    while (GPU_OK == st && left > 0) {
-        for (int j = 0; j < k->nnodes; ++j) {
-            ompi_request_t **rr = &k->ireq[2 * j];
-            if (NULL == *rr || !REQUEST_COMPLETE(*rr)) {
-                continue;
-            }
-            gpu_knet_release(rr, 0);
-            if (k->in[j].key != k->out[j].key || k->in[j].call != call) {
-                /* the answer to a query of an earlier call that gave up */
-                (void) gpu_knet_rearm(k, comm, j, &k->in[j], rr);
-                continue;
-            }
-            --left;
-            if (GPU_KNET_ERROR == k->in[j].verdict) {
-                *peer = k->speaker[j];
-                st = GPU_ERR_INVALID;
-            } else if (GPU_KNET_HOST == k->in[j].verdict) {
-                verdict = GPU_KNET_HOST;
-            }
+    return GPU_OK;
+}
+
+gpu_status_t mca_coll_gpu_knet_round_test(mca_coll_gpu_module_t *m, int *all_dev, int *peer)
+{
+    gpu_knet_t *k = m->knet;
+
+    for (int j = 0; j < k->nnodes && k->rleft > 0; ++j) {
+        ompi_request_t **rr = &k->ireq[2 * j];
+        if (NULL == *rr || !REQUEST_COMPLETE(*rr)) {
+            continue;
         }
-        if (GPU_OK != st || 0 == left) {
-            break;
+        gpu_knet_release(rr, 0);
+        if (k->in[j].key != k->out[j].key || k->in[j].call != k->rcall) {
+            /* the answer to a query of an earlier call that gave up */
+            (void) gpu_knet_rearm(k, m->comm, j, &k->in[j], rr);
+            continue;
         }
-        opal_progress();
-        if (gpu_clock_now() > deadline) {
-            for (int j = 0; j < k->nnodes; ++j) {
-                if (NULL != k->ireq[2 * j] && *peer < 0) {
-                    *peer = k->speaker[j];
-                }
-            }
-            st = GPU_ERR_TIMEOUT;
+        --k->rleft;
+        if (GPU_KNET_ERROR == k->in[j].verdict) {
+            *peer = k->speaker[j];
+            return GPU_ERR_INVALID;
+        }
+        if (GPU_KNET_HOST == k->in[j].verdict) {
+            k->rverdict = GPU_KNET_HOST;
         }
     }
-    /* what is still out: answers cancelled, queries let go */
+    if (k->rleft > 0) {
+        return GPU_INPROGRESS;
+    }
+    *all_dev = GPU_KNET_DEVICE == k->rverdict;
+    return GPU_OK;
+}
+
+void mca_coll_gpu_knet_round_end(mca_coll_gpu_module_t *m, int *peer)
+{
+    gpu_knet_t *k = m->knet;
+
+    /* what is still out: answers cancelled, queries let go; peer (non-NULL):
+     * the first speaker that did not answer */
     for (int j = 0; j < k->nnodes; ++j) {
         if (NULL != k->ireq[2 * j]) {
+            if (NULL != peer && *peer < 0) {
+                *peer = k->speaker[j];
+            }
             (void) ompi_request_cancel(k->ireq[2 * j]);
             gpu_knet_release(&k->ireq[2 * j], 1);
         }
@@ -697,16 +709,43 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
             gpu_knet_release(&k->ireq[2 * j + 1], 1);
         }
     }
+}
+
+int mca_coll_gpu_knet_missing(mca_coll_gpu_module_t *m, uint64_t call, int peer)
+{
+    int missing = -1;
+    while (GPU_INPROGRESS == mca_coll_gpu_knet_ask(m, call, 1.0, &missing)) {
+        opal_progress();
+    }
+    return missing >= 0 ? missing : peer;
+}
+
+gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
+                                      int *peer)
+{
+    gpu_knet_t *k = m->knet;
+    ompi_communicator_t *comm = m->comm;
+    const double deadline = gpu_clock_now() + mca_coll_gpu_timeout_s();
+    gpu_status_t st = mca_coll_gpu_knet_round_start(m, call, peer);
+    int dev = 0;
+
+    if (GPU_ERR_UNSUPPORTED == st) {
+        return st;
+    }
+    while (GPU_OK == st) {
+        st = mca_coll_gpu_knet_round_test(m, &dev, peer);
+        if (GPU_INPROGRESS != st) {
+            break;
+        }
+        opal_progress();
+        st = gpu_clock_now() > deadline ? GPU_ERR_TIMEOUT : GPU_OK;
+    }
+    mca_coll_gpu_knet_round_end(m, GPU_ERR_TIMEOUT == st ? peer : NULL);
     if (GPU_ERR_TIMEOUT == st) {
         /* name the rank that has not come, not just its node's speaker */
-        int missing = -1;
-        while (GPU_INPROGRESS == mca_coll_gpu_knet_ask(m, call, 1.0, &missing)) {
-            opal_progress();
-        }
-        *peer = missing >= 0 ? missing : *peer;
+        *peer = mca_coll_gpu_knet_missing(m, call, *peer);
     }
-    if (GPU_OK == st && GPU_KNET_DEVICE == verdict && k->nremote > 0 &&
-        k->speaker[k->mynode] == ompi_comm_rank(comm)) {
+    if (GPU_OK == st && dev && k->nremote > 0 && k->speaker[k->mynode] == ompi_comm_rank(comm)) {
         /* every rank is device, so every remote rank asks me (my node's
          * speaker) for this call: answer them all before the hierarchy,
          * whose waits do not progress MPI */
@@ -720,13 +759,12 @@ gpu_status_t mca_coll_gpu_knet_remote(mca_coll_gpu_module_t *m, uint64_t call, i
         }
     }
     if (GPU_OK == st) {
-        *all_dev = GPU_KNET_DEVICE == verdict;
+        *all_dev = dev;
     }
     opal_output_verbose(30, mca_coll_gpu_component.output,
                         "coll/gpu: %s: rank %d, call %llu: the other %d node(s) say %s (%s)",
                         comm->c_name, ompi_comm_rank(comm), (unsigned long long) call,
-                        k->nnodes - 1, GPU_KNET_DEVICE == verdict ? "all device" : "host",
-                        gpu_status_string(st));
+                        k->nnodes - 1, dev ? "all device" : "host", gpu_status_string(st));
     return st;
 }
 
