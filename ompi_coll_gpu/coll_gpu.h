@@ -102,6 +102,7 @@ typedef struct mca_coll_gpu_component_t {
     char *topo_file;
     char *topo_dump;
     int hier;
+    int hier_nonblocking;   /* nonblocking calls across nodes on the hierarchy's thread */
     int virtual_nodes;
     int kind_across_nodes;
     int kind_test_device;
@@ -159,6 +160,7 @@ typedef struct mca_coll_gpu_module_t {
     struct gpu_net **nets;            /* one per channel, nets[0] == net */
     int nnets;
     struct gpu_hier *hier;
+    struct mca_coll_gpu_hier_nb *hier_nb;   /* its thread for nonblocking calls */
     size_t *hier_v_layout;            /* 4 x ranks: a v call's bytes (coll_gpu_hier_v.c) */
     /* nonblocking device calls, run one at a time in start order (their
      * host exchanges match in order); a blocking device call waits for
@@ -392,11 +394,25 @@ typedef struct {
     struct ompi_op_t *op;
     int root;
     const struct mca_coll_gpu_args_t *args;   /* the call as the application made it */
+    struct mca_coll_gpu_request_t *behind;    /* a re-issued call's queue entry, or NULL */
 } mca_coll_gpu_hier_call_t;
 int mca_coll_gpu_hier_setup(mca_coll_gpu_module_t *m, const char *what, int *ret);
 int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
                           ompi_request_t **req, int *ran);
 void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m);
+/* Nonblocking calls on the hierarchy (coll_gpu_hier_nb.c).  takes: a
+ * nonblocking call of this kind may run there (the hierarchy is up; the
+ * same answer on every rank).  start: run it (*ran 0: the caller stages);
+ * free: end the communicator's thread (before the hierarchy goes). */
+int mca_coll_gpu_hier_nb_takes(const mca_coll_gpu_module_t *m, int kind);
+int mca_coll_gpu_hier_nb_start(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
+                               ompi_request_t **req, int *ran);
+void mca_coll_gpu_hier_nb_free(mca_coll_gpu_module_t *m);
+/* the node engine's host exchanges: on the application's threads the node
+ * communicator's own allgather (comm_allgather: ctx is the communicator,
+ * bounded), on the hierarchy's thread the same run by progress */
+gpu_status_t mca_coll_gpu_comm_allgather(void *ctx, const void *sbuf, void *rbuf, size_t bytes);
+extern const gpu_boot_ops_t mca_coll_gpu_hier_nb_boot;
 /* gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across nodes
  * (coll_gpu_hier_v.c): this rank's part can take the hierarchy; run it (*ran 0: staged) */
 int mca_coll_gpu_hier_v_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a);
@@ -562,6 +578,16 @@ void mca_coll_gpu_request_commit(mca_coll_gpu_request_t *r, int started,
                                  const mca_coll_gpu_trace_t *trace,
                                  mca_coll_gpu_request_t *behind);
 void mca_coll_gpu_request_fini(void);
+/* A request whose work runs elsewhere (coll_gpu_hier_nb.c): progress asks
+ * test (GPU_INPROGRESS until done; then its status and, on an error, the
+ * peer to name) and the request's release calls release(arg).  Set
+ * between start and commit. */
+typedef struct {
+    gpu_status_t (*test)(void *arg, int *peer);
+    void (*release)(void *arg);
+} mca_coll_gpu_req_ext_t;
+void mca_coll_gpu_request_ext(mca_coll_gpu_request_t *r, const mca_coll_gpu_req_ext_t *ops,
+                              void *arg, const char *what);
 /* One opal_progress callback serves every request of this component (it
  * is unregistered at component close): registered at the first start. */
 void mca_coll_gpu_progress_needed(void);

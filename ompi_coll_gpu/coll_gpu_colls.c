@@ -604,8 +604,10 @@ int mca_coll_gpu_coll_eligible(mca_coll_gpu_module_t *m, const mca_coll_gpu_coll
         return 0;   /* a buffer of this rank's part is not device memory */
     }
     if (!m->one_node) {
-        /* across nodes only a blocking call takes the hierarchy */
-        return blocking && ops->hier >= 0 && gpu_hier_ok(m, a);
+        /* across nodes the hierarchy; a nonblocking call only where its
+         * thread runs it (coll_gpu_hier_nb.c) */
+        return (blocking || mca_coll_gpu_hier_nb_takes(m, ops->hier)) && ops->hier >= 0 &&
+               gpu_hier_ok(m, a);
     }
     return NULL != ops->native && ops->native(m, a, blocking, x);
 }

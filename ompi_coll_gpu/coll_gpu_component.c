@@ -89,6 +89,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .topo_file = NULL,
     .topo_dump = NULL,
     .hier = 1,
+    .hier_nonblocking = 1,
     .virtual_nodes = 0,
     .kind_across_nodes = 1,
     .kind_test_device = 0,
@@ -347,6 +348,12 @@ static int mca_coll_gpu_register(void)
                      "hierarchically (NVLink within nodes, UCX between them); 0: they stage "
                      "through the previous component", MCA_BASE_VAR_TYPE_INT, NULL,
                      OPAL_INFO_LVL_5, &c->hier);
+    mca_coll_gpu_reg("hier_nonblocking", "1: nonblocking and persistent collectives across "
+                     "nodes that the hierarchy runs (allreduce, bcast, reduce, allgather, "
+                     "reduce_scatter_block) run there too, on a thread of the communicator, "
+                     "whose UCX endpoints then get a worker of their own; 0: they stage through "
+                     "the previous component's nonblocking forms", MCA_BASE_VAR_TYPE_INT, NULL,
+                     OPAL_INFO_LVL_5, &c->hier_nonblocking);
     mca_coll_gpu_reg("virtual_nodes", "Split the ranks of each host into this many nodes (in "
                      "rank order) as if they were separate hosts: no CUDA IPC between them, "
                      "UCX instead (for testing the inter-node path on one machine; 0 or 1: off)",

@@ -59,6 +59,7 @@ out:
 
 void mca_coll_gpu_hier_free(mca_coll_gpu_module_t *m)
 {
+    mca_coll_gpu_hier_nb_free(m);
 #if GPUCOLL_HAVE_UCX
     gpu_hier_destroy(m->hier);
     for (int i = 1; i < m->nnets; ++i) {
@@ -106,8 +107,7 @@ static gpu_status_t mca_coll_gpu_setup_wait(ompi_request_t **req, ompi_communica
 }
 
 /* bootstrap over a communicator's own (host-buffer) allgather, bounded */
-static gpu_status_t mca_coll_gpu_comm_allgather(void *ctx, const void *sbuf, void *rbuf,
-                                                size_t bytes)
+gpu_status_t mca_coll_gpu_comm_allgather(void *ctx, const void *sbuf, void *rbuf, size_t bytes)
 {
     ompi_communicator_t *comm = ctx;
     const size_t n = (size_t) ompi_comm_size(comm);
@@ -182,6 +182,16 @@ static int mca_coll_gpu_channels_wanted(void)
     return want;
 }
 
+/* every rank alone on its node (node numbers are 0..nodes-1) */
+static int mca_coll_gpu_one_per_node(const int *node_of, int n)
+{
+    int top = 0;
+    for (int q = 0; q < n; ++q) {
+        top = node_of[q] > top ? node_of[q] : top;
+    }
+    return top + 1 == n;
+}
+
 /* threads: a rank runs MPI_THREAD_MULTIPLE, so this communicator's
  * collectives may run while another's do on another thread: its UCX
  * endpoints get workers of their own (ucx_transport/gpu_ucx.h) */
@@ -224,9 +234,13 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
      * be refused, which, as a nonblocking node step that cannot lease, would
      * stage one node alone */
     ep.pool = 0;
-    st_engine = gpu_engine_comm_create(&mca_coll_gpu_comm_boot, m->node_comm,
-                                       ompi_comm_rank(m->node_comm),
-                                       ompi_comm_size(m->node_comm), &ep, &m->node_engine);
+    /* every node of one rank: the hierarchy runs no node step (gpu_hier.h),
+     * so no node engine (nor its device areas) */
+    st_engine = mca_coll_gpu_one_per_node(node_of, layout.nranks)
+                    ? GPU_OK
+                    : gpu_engine_comm_create(&mca_coll_gpu_hier_nb_boot, m->node_comm,
+                                             ompi_comm_rank(m->node_comm),
+                                             ompi_comm_size(m->node_comm), &ep, &m->node_engine);
     /* the transport, collective over the whole communicator */
     mca_coll_gpu_topo_rail(rail, sizeof(rail));
     memset(&up, 0, sizeof(up));
@@ -236,7 +250,8 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
     up.comm_id = mca_coll_gpu_comm_id(m->comm);
     up.host_id = host;
     up.rndv_thresh = c->net_rndv_thresh;
-    up.own_worker = threads;
+    /* and where nonblocking calls run on the communicator's thread */
+    up.own_worker = threads || c->hier_nonblocking;
     up.channel = 0;
     st_net = gpu_ucx_create(&mca_coll_gpu_comm_boot, m->comm, rank, layout.nranks, &up, &m->net);
     if (GPU_OK != st_net) {
@@ -344,13 +359,12 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
                                          "reduce_scatter", "scan", "exscan" };
     int ret;
 
-    /* the hierarchy's steps block (host allreduces between nodes): a
-     * nonblocking call stages through the previous module's nonblocking
-     * form instead, which never waits for the peers at its start; nor does
-     * it begin any setup here (the native path does, where it takes it) */
+    /* the hierarchy's steps block: a nonblocking call runs them on the
+     * communicator's thread (coll_gpu_hier_nb.c) where a blocking call has
+     * set the hierarchy up, and stages otherwise; it begins no setup */
     *ran = 0;
     if (NULL != req) {
-        return MPI_SUCCESS;
+        return mca_coll_gpu_hier_nb_start(m, call, req, ran);
     }
     ret = mca_coll_gpu_bootstrap(m, names[call->kind], 1);
     *ran = MPI_SUCCESS != ret;

@@ -377,6 +377,37 @@ static int gpu_kind_across(mca_coll_gpu_module_t *m, uint64_t call, const char *
     return MPI_SUCCESS;
 }
 
+/* Across nodes.  A blocking device call asks at once, after the nonblocking
+ * calls started before it have left the queue (their rounds of queries and
+ * their runs on the hierarchy use what it would use).  A nonblocking device
+ * call the hierarchy can take (native) queues and asks from progress
+ * (coll_gpu_request.c), and while one is queued every later nonblocking
+ * call queues behind it: every rank starts Open MPI's nonblocking forms in
+ * call order.  Other nonblocking calls start at once and stage or run on
+ * host memory on every rank alike. */
+static int gpu_kind_across_call(mca_coll_gpu_module_t *m, uint64_t call, ompi_request_t **req,
+                                const char *what, const mca_coll_gpu_args_t *a, int dev,
+                                int native, int *go_dev)
+{
+    int ret;
+
+    if (NULL == req) {
+        if (!dev) {
+            return MPI_SUCCESS;
+        }
+        ret = mca_coll_gpu_drain(m);
+        return MPI_SUCCESS != ret ? ret : gpu_kind_across(m, call, what, go_dev);
+    }
+    if (NULL == a || (!native && 0 == m->kq)) {
+        return MPI_SUCCESS;
+    }
+    ret = mca_coll_gpu_request_queue(m, req, a, what, call, native);
+    if (MPI_SUCCESS == ret) {
+        *go_dev = -1;
+    }
+    return ret;
+}
+
 /* Only where the native path decides at once: the resident kernel may take
  * these from a set-up engine, and the entry points route nothing else to
  * the GPU before it (hierarchy calls need several nodes, no board). */
@@ -484,9 +515,7 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, int stage,
     m->kcall = call;
     m->kbusy = -1;   /* not known until the peers' posts are read */
     if (NULL != m->knet) {
-        /* across nodes only a blocking device call asks: a nonblocking one
-         * stages through Open MPI's nonblocking form on every rank alike */
-        return NULL == req && dev ? gpu_kind_across(m, call, what, go_dev) : MPI_SUCCESS;
+        return gpu_kind_across_call(m, call, req, what, a, dev, dev_in, go_dev);
     }
     if (NULL != req) {
         /* a host call with nothing queued starts now: the fast path of a

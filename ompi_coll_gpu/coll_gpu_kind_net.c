@@ -25,9 +25,10 @@
  *
  * Costs: a host-buffer call posts as on one node, nothing more; a blocking
  * device call on such a communicator pays one round trip to the other
- * nodes (the queries run in parallel); a nonblocking one asks nothing
- * (across nodes those stage through Open MPI's nonblocking forms on every
- * rank alike).  A speaker answers from inside whatever MPI call it is in
+ * nodes (the queries run in parallel); a nonblocking one the hierarchy can
+ * run (coll_gpu_hier_nb.c) asks the same from progress while it is queued
+ * (mca_coll_gpu_knet_round_*, one round at a time per communicator), the
+ * other nonblocking ones ask nothing and stage on every rank alike.  A speaker answers from inside whatever MPI call it is in
  * (Open MPI's progress), so a node whose ranks left a rooted collective
  * early answers at their next MPI call at the latest; if they freed the
  * communicator meanwhile, it stays alive for our receive among the last

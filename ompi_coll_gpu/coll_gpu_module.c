@@ -111,6 +111,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->nets = NULL;
     m->nnets = 0;
     m->hier = NULL;
+    m->hier_nb = NULL;
     m->hier_v_layout = NULL;
     m->q_head = m->q_tail = NULL;
     m->setup = NULL;

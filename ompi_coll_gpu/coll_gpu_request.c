@@ -50,6 +50,9 @@ typedef struct mca_coll_gpu_request_t {
     int kforce;
     int kfail_peer;
     int detached;
+    /* work that runs elsewhere (mca_coll_gpu_request_ext): its test */
+    const mca_coll_gpu_req_ext_t *ext;
+    void *ext_arg;
     mca_coll_gpu_call_t call;
     gpu_xchg_plan_t plan;           /* call.plan points here */
     gpu_wide_t wide;                /* call.wide points here */
@@ -61,13 +64,18 @@ typedef struct mca_coll_gpu_request_t {
 
 OBJ_CLASS_INSTANCE(mca_coll_gpu_request_t, ompi_request_t, NULL, NULL);
 
-enum { GPU_KS_NONE = 0, GPU_KS_WAIT, GPU_KS_READY, GPU_KS_ISSUING, GPU_KS_STARTED };
+/* WAIT: my node's posts; REMOTE: across nodes, the other nodes' answers */
+enum { GPU_KS_NONE = 0, GPU_KS_WAIT, GPU_KS_REMOTE, GPU_KS_READY, GPU_KS_ISSUING,
+       GPU_KS_STARTED };
 
 static mca_coll_gpu_request_t *mca_coll_gpu_pending_head, *mca_coll_gpu_pending_tail;
 static int mca_coll_gpu_progress_registered;
 
 static void mca_coll_gpu_request_release(mca_coll_gpu_request_t *r)
 {
+    if (NULL != r->ext) {
+        r->ext->release(r->ext_arg);
+    }
     OBJ_RELEASE(r->module);
     OMPI_REQUEST_FINI(&r->super.super);
     OBJ_RELEASE(r);
@@ -194,6 +202,40 @@ static gpu_status_t mca_coll_gpu_request_kind_advance(mca_coll_gpu_request_t *r)
         }
         r->kforce = all_dev;
         r->kstate = GPU_KS_READY;
+        if (all_dev && NULL != m->knet) {
+            /* my node is all device: now the other nodes' speakers */
+            const gpu_status_t rs = mca_coll_gpu_knet_round_start(m, r->kcall, &peer);
+            if (GPU_OK == rs) {
+                r->kstate = GPU_KS_REMOTE;
+                r->kdeadline = gpu_clock_now() + mca_coll_gpu_timeout_s();
+            } else if (GPU_ERR_UNSUPPORTED != rs) {   /* no map: trusted, as blocking */
+                mca_coll_gpu_knet_round_end(m, NULL);
+                r->kfail_peer = peer;
+                --m->kq;
+                r->kstate = GPU_KS_NONE;
+                return rs;
+            }
+        }
+    }
+    if (GPU_KS_REMOTE == r->kstate) {
+        int all_dev = 0, peer = -1;
+        gpu_status_t st = mca_coll_gpu_knet_round_test(m, &all_dev, &peer);
+        if (GPU_INPROGRESS == st && gpu_clock_now() <= r->kdeadline) {
+            return GPU_INPROGRESS;
+        }
+        mca_coll_gpu_knet_round_end(m, GPU_INPROGRESS == st ? &peer : NULL);
+        if (GPU_INPROGRESS == st) {
+            st = GPU_ERR_TIMEOUT;
+            peer = mca_coll_gpu_knet_missing(m, r->kcall, peer);
+        }
+        if (GPU_OK != st) {
+            r->kfail_peer = peer;
+            --m->kq;
+            r->kstate = GPU_KS_NONE;
+            return st;
+        }
+        r->kforce = all_dev;
+        r->kstate = GPU_KS_READY;
     }
     if (GPU_KS_READY == r->kstate) {
         r->kstate = GPU_KS_ISSUING;     /* the pass starts it, lock let go */
@@ -217,6 +259,9 @@ static gpu_status_t mca_coll_gpu_request_advance(mca_coll_gpu_request_t *r)
 
     if (GPU_KS_NONE != r->kstate) {
         return mca_coll_gpu_request_kind_advance(r);
+    }
+    if (NULL != r->ext) {
+        return r->ext->test(r->ext_arg, &r->kfail_peer);
     }
     if (MCA_COLL_GPU_BOOT_SETUP == m->boot) {
         return GPU_INPROGRESS;
@@ -456,6 +501,8 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     r->kforce = -1;
     r->kfail_peer = -1;
     r->detached = 0;
+    r->ext = NULL;
+    r->ext_arg = NULL;
     r->next = NULL;
     r->q_next = NULL;
     r->call.wide = NULL;            /* set by defer, which every started call passes */
@@ -535,6 +582,14 @@ int mca_coll_gpu_request_queue(mca_coll_gpu_module_t *m, ompi_request_t **reques
     GPU_LOG(50, "%s on %s queued (call %llu, %s)", what, m->comm->c_name,
             (unsigned long long) call, wait ? "waits for the kinds" : "waits for its turn");
     return MPI_SUCCESS;
+}
+
+void mca_coll_gpu_request_ext(mca_coll_gpu_request_t *r, const mca_coll_gpu_req_ext_t *ops,
+                              void *arg, const char *what)
+{
+    r->ext = ops;
+    r->ext_arg = arg;
+    snprintf(r->engine.what, sizeof(r->engine.what), "%s", what);
 }
 
 int mca_coll_gpu_request_defer(mca_coll_gpu_request_t *r, const mca_coll_gpu_call_t *call)

@@ -41,7 +41,8 @@ static int gpu_hier_path(gpu_route_t *r, int *ran)
                                           .sbuf = a->sbuf, .rbuf = a->rbuf, .count = a->rcount,
                                           .dtype = a->rdtype, .scount = a->scount,
                                           .sdtype = a->sdtype, .op = a->op, .root = a->root,
-                                          .args = a };
+                                          .args = a,
+                                          .behind = NULL != r->issue ? r->issue->behind : NULL };
     return mca_coll_gpu_hier_run(r->m, &hc, r->req, ran);
 }
 
