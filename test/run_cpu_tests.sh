@@ -260,6 +260,22 @@ if [ -x "$B/test/mpi/test_hier_chan" ]; then
     run "staged pipeline, $3 channel(s), UCX_TLS=$1, np $2${4:+, slots of $4 bytes}${5:+, two hierarchies on two threads with workers of their own}" env UCX_TLS=$1 LD_LIBRARY_PATH=$B/test/fake/rt:$B/test/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} $MPIRUN --oversubscribe -np $2 "$B/test/mpi/test_hier_chan" $3 $4 $5
   done
 fi
+# nonblocking and persistent allreduce, bcast, reduce, allgather, reduce_scatter_block across 2
+# and 4 virtual nodes through coll/gpu on the driver stand-in's device memory: six outstanding
+# on two communicators with a blocking call among them, completed out of order, a host-memory
+# rank, a request freed while active, persistent starts, against host references.  The
+# component's static CUDA runtime does not run on the stand-in, so the hierarchy is not set up
+# here and every call stages (the log says so); on GPUs (run_gpu_tests.sh) they run on the
+# hierarchy's thread
+if [ -x "$B/test/mpi/test_hier_nb" ]; then
+  for cfg in "tcp,self 2 2" "sm,self 4 4" "tcp,self 4 2"; do
+    set -- $cfg
+    run "nonblocking and persistent collectives across $3 virtual nodes, np $2, UCX_TLS=$1 (driver stand-in)" sh -c "
+      out=\$(env UCX_TLS=$1 $FAKE OMPI_MCA_coll_gpu_virtual_nodes=$3 $MPIRUN --oversubscribe -np $2 --mca coll_gpu_verbose 10 --mca coll_gpu_net_slot_bytes 65536 '$B/test/mpi/test_hier_nb' 2>&1) || { echo \"\$out\" | tail -20; exit 1; }
+      echo \"\$out\" | grep -q 'spans $3 nodes; the hierarchy could not be set up' || echo \"\$out\" | grep -q \"ran on the hierarchy's thread\" || { echo 'neither staged nor on the hierarchy'; exit 1; }
+      echo \"\$out\" | grep -q '^[1-9][0-9]* passed, 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|passed' | head -20; exit 1; }"
+  done
+fi
 # gatherv, scatterv, allgatherv, alltoallv, reduce_scatter, scan, exscan (and gather,
 # scatter, alltoall, the allreduce under reduce_scatter) across 2-4
 # virtual nodes of several ranks (hier/gpu_hier_v.c, gpu_hier_a2a.c) on the stand-ins' device

@@ -137,6 +137,24 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/tools/gpucoll-topo" ]; then
   fi
   rm -rf "$tf"
 fi
+# nonblocking and persistent allreduce, bcast, reduce, allgather, reduce_scatter_block on the
+# hierarchy's thread across 2 and 4 virtual nodes (device buffers, 4 ranks): test_hier_nb
+# passes and coll_gpu_verbose's lines show each of the five ran there
+if [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/test_hier_nb" ]; then
+  for nv in 2 4; do
+    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_verbose 10 \
+      "$B/test/mpi/test_hier_nb" 2>&1)
+    miss=""
+    for c in allreduce bcast reduce allgather reduce_scatter_block; do
+      echo "$out" | grep -q "nonblocking $c ran on the hierarchy's thread (hier .*): success" || miss="$miss $c"
+    done
+    if echo "$out" | grep -q '^[1-9][0-9]* passed, 0 failed$' && [ -z "$miss" ]; then
+      pass=$((pass+1)); echo "PASS $nv virtual nodes: nonblocking/persistent on the hierarchy's thread, $(echo "$out" | grep ' failed$' | tail -1)"
+    else
+      fail=$((fail+1)); echo "FAIL $nv virtual nodes: nonblocking/persistent on the hierarchy's thread (not there:$miss)"; echo "$out" | grep -E 'FAIL|failed|error' | head -10
+    fi
+  done
+fi
 # gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across 2 and 4
 # virtual nodes: the
 # conformance test passes and the timing file names each one's hierarchical label
