@@ -114,11 +114,18 @@ gpu_status_t gpu_hier_reduce_scatterv(gpu_hier_t *h, const void *in, void *out,
  * consecutive ranks only: GPU_ERR_UNSUPPORTED otherwise (every rank alike) */
 gpu_status_t gpu_hier_scan(gpu_hier_t *h, const void *in, void *out, size_t count, gpu_op_t op,
                            gpu_dtype_t dt, int exclusive);
-/* every pair its own block (gpu_hier_a2a.c); not in place (sbuf NULL:
- * GPU_ERR_UNSUPPORTED, the caller stages) */
+/* every pair its own block (gpu_hier_a2a.c); sbuf NULL: in place (the
+ * blocks to send are rlen/rdispl's in rbuf).  Pairs of length 0 exchange
+ * nothing, so a neighbourhood is this call with its neighbours' lengths
+ * (coll_gpu_nbr.c), alltoallw with byte displacements its own */
 gpu_status_t gpu_hier_alltoallv(gpu_hier_t *h, const void *sbuf, const size_t *slen,
                                 const size_t *sdispl, void *rbuf, const size_t *rlen,
                                 const size_t *rdispl);
+
+/* No rank returns before every rank has called: a one-byte allreduce (node
+ * engine step, node leaders or rails over the transport), whose result on
+ * every rank depends on every rank's input (gpu_hier_colls.c) */
+gpu_status_t gpu_hier_barrier(gpu_hier_t *h);
 
 /* "even layout, L ranks per node" or "uneven" plus the transport, for logs */
 const char *gpu_hier_describe(const gpu_hier_t *h);

@@ -17,7 +17,8 @@
  * its longest remote block needs; slice k is channel k mod C's everywhere
  * and a channel's messages match in order (gpu_hier_chan.c), so the pieces
  * of every pair meet slice for slice.  Bytes outside the blocks are never
- * written.
+ * written.  In place (sbuf NULL), the blocks to send are copied out of the
+ * receive buffer first (the device temporary), as MPI_Alltoallw allows.
  */
 #include "hier/gpu_hier_internal.h"
 
@@ -127,8 +128,25 @@ gpu_status_t gpu_hier_alltoallv(gpu_hier_t *h, const void *sbuf, const size_t *s
     }
     gpu_hier_model_of(h, &m);
     a.s = gpu_hier_node_slice(&m, GPU_HIER_ALLTOALLV, 0);
-    if (0 == a.s || NULL == sbuf) {
-        return GPU_ERR_UNSUPPORTED;   /* every rank alike: the layout, or MPI_IN_PLACE */
+    if (0 == a.s) {
+        return GPU_ERR_UNSUPPORTED;   /* every rank alike: the layout */
+    }
+    if (NULL == sbuf) {
+        /* in place: the blocks to send are the receive layout's; they move
+         * out of a copy, since the pairs overwrite them in any order */
+        size_t span = 0;
+        char *copy;
+        for (int q = 0; q < h->nranks; ++q) {
+            span = rlen[q] > 0 && rdispl[q] + rlen[q] > span ? rdispl[q] + rlen[q] : span;
+        }
+        st = gpu_hier_dvec(h, span > 0 ? span : 1, &copy);
+        st = GPU_OK == st ? gpu_hier_d2d(h, copy, rbuf, span) : st;
+        if (GPU_OK != st) {
+            return st;
+        }
+        a.sbuf = sbuf = copy;
+        a.slen = slen = rlen;
+        a.sdispl = sdispl = rdispl;
     }
     a.rbase = m.slot_bytes / 2;   /* s times the most remote ranks a rank has fits a half */
     /* this node's pairs, my own block included, through the engine */

@@ -328,3 +328,18 @@ gpu_status_t gpu_hier_reduce_scatter_block(gpu_hier_t *h, const void *in, void *
     return GPU_OK == st ? gpu_hier_d2d(h, out, tmp + (size_t) h->rank * count * esz, count * esz)
                         : st;
 }
+
+/* One byte's allreduce rather than a handshake of its own: it is the node
+ * engine step and the exchange among node leaders (or rails) that every
+ * other collective uses, bounded and naming its peers like them, and never
+ * waits in Open MPI's pml.  Its result needs every rank's byte, so no rank
+ * leaves before the last has come. */
+gpu_status_t gpu_hier_barrier(gpu_hier_t *h)
+{
+    char *tmp = NULL;
+    gpu_status_t st = gpu_hier_dvec(h, 2, &tmp);
+    if (GPU_OK != st) {
+        return st;
+    }
+    return gpu_hier_allreduce(h, tmp, tmp + 1, 1, GPU_OP_MAX, GPU_DT_U8);
+}

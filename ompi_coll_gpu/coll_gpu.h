@@ -381,7 +381,9 @@ typedef enum {
     MCA_COLL_GPU_HIER_ALLTOALLV,
     MCA_COLL_GPU_HIER_REDUCE_SCATTER,
     MCA_COLL_GPU_HIER_SCAN,
-    MCA_COLL_GPU_HIER_EXSCAN
+    MCA_COLL_GPU_HIER_EXSCAN,
+    MCA_COLL_GPU_HIER_ALLTOALLW,
+    MCA_COLL_GPU_HIER_NEIGHBOR     /* coll_gpu_nbr.c: the pairs of alltoallv */
 } mca_coll_gpu_hier_kind_t;
 typedef struct {
     mca_coll_gpu_hier_kind_t kind;
@@ -413,11 +415,18 @@ void mca_coll_gpu_hier_nb_free(mca_coll_gpu_module_t *m);
  * bounded), on the hierarchy's thread the same run by progress */
 gpu_status_t mca_coll_gpu_comm_allgather(void *ctx, const void *sbuf, void *rbuf, size_t bytes);
 extern const gpu_boot_ops_t mca_coll_gpu_hier_nb_boot;
-/* gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across nodes
+/* gather(v), scatter(v), allgatherv, alltoall(v,w), reduce_scatter, (ex)scan across nodes
  * (coll_gpu_hier_v.c): this rank's part can take the hierarchy; run it (*ran 0: staged) */
 int mca_coll_gpu_hier_v_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a);
 int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
                             int *ran);
+/* the neighbourhood collectives across nodes (coll_gpu_nbr.c), the same two questions */
+int mca_coll_gpu_hier_nbr_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a);
+int mca_coll_gpu_hier_run_nbr(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a,
+                              int *ran);
+/* a blocking barrier across nodes once the hierarchy is set up (*ran 0: the
+ * previous module's; the same answer on every rank) */
+int mca_coll_gpu_hier_barrier(mca_coll_gpu_module_t *m, int *ran);
 unsigned long long mca_coll_gpu_node_key(ompi_communicator_t *comm);
 void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *comm);
 /* the NIC nearest this process's GPU as a UCX device name, "" if none known */

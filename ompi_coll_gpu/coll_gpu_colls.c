@@ -148,7 +148,7 @@ static int gpu_mem_scatter(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *
     return gpu_mem_of(is_root ? s : r, r);
 }
 
-/* w layouts: any block in device memory (they only ever stage) */
+/* w layouts: any block in device memory (the call is ours) */
 static int gpu_mem_w_side(const void *buf, int n, const int *counts, const int *idispls,
                           const MPI_Aint *adispls, struct ompi_datatype_t *const *types)
 {
@@ -159,6 +159,19 @@ static int gpu_mem_w_side(const void *buf, int n, const int *counts, const int *
         }
     }
     return 0;
+}
+
+/* a w layout's kind by its first block that moves data, as gpu_buf_v */
+static int gpu_buf_w(const void *buf, int n, const int *counts, const int *idispls,
+                     const MPI_Aint *adispls, struct ompi_datatype_t *const *types)
+{
+    for (int i = 0; i < n; ++i) {
+        if (counts[i] > 0) {
+            return gpu_buf(buf, (size_t) counts[i], types[i],
+                           NULL != adispls ? (ptrdiff_t) adispls[i] : (ptrdiff_t) idispls[i]);
+        }
+    }
+    return gpu_buf(buf, 0, NULL, 0);
 }
 
 /* the neighbourhood's degrees (0, 0 where the communicator has none) */
@@ -182,7 +195,12 @@ static int gpu_mem_alltoallw(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
                     (MPI_IN_PLACE != a->sbuf &&
                      gpu_mem_w_side(a->sbuf, nout, a->scounts, a->sdispls,
                                     nbr ? a->sdispls_w : NULL, a->sdtypes));
-    return any ? GPU_MEM_ANY : 0;
+    const int r = gpu_buf_w(a->rbuf, nin, a->rcounts, a->rdispls, nbr ? a->rdispls_w : NULL,
+                            a->rdtypes);
+    const int s = MPI_IN_PLACE == a->sbuf
+                      ? r : gpu_buf_w(a->sbuf, nout, a->scounts, a->sdispls,
+                                      nbr ? a->sdispls_w : NULL, a->sdtypes);
+    return any ? GPU_MEM_ANY | (gpu_mem_of(s, r) & GPU_MEM_ALL) : 0;
 }
 
 static int gpu_mem_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
@@ -514,10 +532,30 @@ static int gpu_hier_ok(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
     case MCA_COLL_GPU_ARGS_REDUCE_SCATTER:
     case MCA_COLL_GPU_ARGS_SCAN:
     case MCA_COLL_GPU_ARGS_EXSCAN:
+    case MCA_COLL_GPU_ARGS_ALLTOALLW:
         return mca_coll_gpu_hier_v_ok(m, a);
+    case MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER:
+    case MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV:
+    case MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL:
+    case MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV:
+    case MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW:
+        return mca_coll_gpu_hier_nbr_ok(m, a);
     default:
         return 0;
     }
+}
+
+/* A barrier moves no memory, so no rank asks its kind: across nodes it
+ * takes the hierarchy where a device call has set that up (every rank
+ * alike), the previous module's elsewhere and when nonblocking. */
+static int gpu_host_barrier(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                            ompi_request_t **req)
+{
+    int ran = 0, ret = MPI_SUCCESS;
+    if (NULL == req && !m->one_node) {
+        ret = mca_coll_gpu_hier_barrier(m, &ran);
+    }
+    return ran ? ret : mca_coll_gpu_host_run(m, a, req);
 }
 
 /* ---- the table ------------------------------------------------------------ */
@@ -570,29 +608,29 @@ static const mca_coll_gpu_coll_ops_t gpu_colls[] = {
         .native = gpu_native_scatter, .hier = MCA_COLL_GPU_HIER_SCATTERV,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_ALLTOALLW] = { .name = "alltoallw", .mem = gpu_mem_alltoallw,
-        .native = NULL, .hier = -1,
+        .native = NULL, .hier = MCA_COLL_GPU_HIER_ALLTOALLW,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_BARRIER] = { .name = "barrier", .mem = gpu_mem_nothing,
         .native = NULL, .hier = -1,
-        .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
+        .host = gpu_host_barrier, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHER] = {
         .name = "neighbor_allgather", .mem = gpu_mem_neighbor,
-        .native = mca_coll_gpu_native_neighbor, .hier = -1,
+        .native = mca_coll_gpu_native_neighbor, .hier = MCA_COLL_GPU_HIER_NEIGHBOR,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLGATHERV] = {
         .name = "neighbor_allgatherv", .mem = gpu_mem_neighbor,
-        .native = mca_coll_gpu_native_neighbor, .hier = -1,
+        .native = mca_coll_gpu_native_neighbor, .hier = MCA_COLL_GPU_HIER_NEIGHBOR,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALL] = { .name = "neighbor_alltoall", .mem = gpu_mem_neighbor,
-        .native = mca_coll_gpu_native_neighbor, .hier = -1,
+        .native = mca_coll_gpu_native_neighbor, .hier = MCA_COLL_GPU_HIER_NEIGHBOR,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLV] = {
         .name = "neighbor_alltoallv", .mem = gpu_mem_neighbor,
-        .native = mca_coll_gpu_native_neighbor, .hier = -1,
+        .native = mca_coll_gpu_native_neighbor, .hier = MCA_COLL_GPU_HIER_NEIGHBOR,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
     [MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW] = {
         .name = "neighbor_alltoallw", .mem = gpu_mem_alltoallw,
-        .native = NULL, .hier = -1,
+        .native = NULL, .hier = MCA_COLL_GPU_HIER_NEIGHBOR,
         .host = mca_coll_gpu_host_run, .staged = mca_coll_gpu_staged_run },
 };
 

@@ -356,7 +356,8 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
     static const char *const names[] = { "allreduce", "bcast", "reduce", "allgather",
                                          "reduce_scatter_block", "gather", "gatherv", "scatter",
                                          "scatterv", "allgatherv", "alltoall", "alltoallv",
-                                         "reduce_scatter", "scan", "exscan" };
+                                         "reduce_scatter", "scan", "exscan", "alltoallw",
+                                         "neighborhood" };
     int ret;
 
     /* the hierarchy's steps block: a nonblocking call runs them on the
@@ -370,6 +371,9 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
     *ran = MPI_SUCCESS != ret;
     if (MPI_SUCCESS != ret || MCA_COLL_GPU_BOOT_HIER != m->boot) {
         return ret;
+    }
+    if (MCA_COLL_GPU_HIER_NEIGHBOR == call->kind) {
+        return mca_coll_gpu_hier_run_nbr(m, call->args, ran);
     }
     if (call->kind >= MCA_COLL_GPU_HIER_GATHER) {
         return mca_coll_gpu_hier_run_v(m, call, ran);
@@ -439,6 +443,31 @@ int mca_coll_gpu_hier_run(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call
 #else
     (void) call;
     (void) req;
+    return MPI_SUCCESS;
+#endif
+}
+
+/* Only where the hierarchy is up: a device call has set it up on every rank
+ * alike (its setup ends in an agreement), so every rank answers the same
+ * without asking; a barrier has no buffers to ask about. */
+int mca_coll_gpu_hier_barrier(mca_coll_gpu_module_t *m, int *ran)
+{
+    *ran = 0;
+#if GPUCOLL_HAVE_UCX
+    mca_coll_gpu_trace_t trace;
+    gpu_status_t st;
+
+    if (MCA_COLL_GPU_BOOT_HIER != m->boot || NULL == m->hier) {
+        return MPI_SUCCESS;
+    }
+    mca_coll_gpu_trace_begin(&trace, "barrier", 0,
+                             gpu_hier_algo(m->hier, GPU_HIER_ALLREDUCE, 1, 1));
+    st = gpu_hier_barrier(m->hier);
+    mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, trace.t0, trace.t0, (int) st);
+    *ran = 1;
+    return mca_coll_gpu_fallback_done(mca_coll_gpu_status_to_mpi(st), NULL);
+#else
+    (void) m;
     return MPI_SUCCESS;
 #endif
 }

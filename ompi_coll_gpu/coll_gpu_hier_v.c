@@ -1,5 +1,5 @@
 /*
- * Gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, scan and exscan across
+ * Gather(v), scatter(v), allgatherv, alltoall(v,w), reduce_scatter, scan and exscan across
  * nodes on device buffers: the
  * MPI arguments as the hierarchy's byte lengths and displacements
  * (hier/gpu_hier_v.c and gpu_hier_a2a.c run them).  Contiguous datatypes only; anything else
@@ -34,6 +34,30 @@ static int mca_coll_gpu_v_bytes(const mca_coll_gpu_geom_t *g, int n, const int *
         len[q] = (size_t) c * g->size;
         displ[q] = (NULL != displs ? (size_t) displs[q] * g->size : (size_t) q * len[q]) +
                    (size_t) g->lb;
+    }
+    return 1;
+}
+
+/* alltoallw's side: per-rank types and byte displacements.  A block that
+ * moves data needs a contiguous type (no pack kernel for the others: this
+ * rank posts "stage", and every rank stages the call). */
+static int mca_coll_gpu_w_bytes(int n, const int *counts, const int *displs,
+                                struct ompi_datatype_t *const *types, size_t *len, size_t *displ)
+{
+    for (int q = 0; q < n; ++q) {
+        mca_coll_gpu_geom_t g;
+        len[q] = displ[q] = 0;
+        if (counts[q] < 0) {
+            return 0;
+        }
+        if (0 == counts[q]) {
+            continue;
+        }
+        if (!mca_coll_gpu_geom(types[q], &g) || (ptrdiff_t) displs[q] + g.lb < 0) {
+            return 0;
+        }
+        len[q] = (size_t) counts[q] * g.size;
+        displ[q] = (size_t) ((ptrdiff_t) displs[q] + g.lb);
     }
     return 1;
 }
@@ -121,6 +145,15 @@ static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
                mca_coll_gpu_v_bytes(&rg, n, uni ? NULL : a->rcounts, a->rcount,
                                     uni ? NULL : a->rdispls, v->rlen, v->rdispl);
     }
+    case MCA_COLL_GPU_ARGS_ALLTOALLW:
+        /* in place: the receive side is both (sbuf NULL for the hierarchy) */
+        v->uniform = 0;
+        v->sbuf = MPI_IN_PLACE == a->sbuf ? NULL : a->sbuf;
+        v->rbuf = a->rbuf;
+        v->mine = 0;
+        return (MPI_IN_PLACE == a->sbuf ||
+                mca_coll_gpu_w_bytes(n, a->scounts, a->sdispls, a->sdtypes, v->len, v->displ)) &&
+               mca_coll_gpu_w_bytes(n, a->rcounts, a->rdispls, a->rdtypes, v->rlen, v->rdispl);
     case MCA_COLL_GPU_ARGS_REDUCE_SCATTER:
         /* counts as elements, in len; the input is every block, in place in rbuf */
         v->sbuf = MPI_IN_PLACE == a->sbuf ? NULL : a->sbuf;
@@ -214,6 +247,14 @@ int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_ca
         coll = MCA_COLL_GPU_HIER_ALLTOALL == call->kind ? GPU_HIER_ALLTOALL : GPU_HIER_ALLTOALLV;
         mca_coll_gpu_trace_begin(&trace, gpu_hier_coll_name(coll), b,
                                  gpu_hier_algo(m->hier, coll, b > 0 ? b : 1, 1));
+        st = gpu_hier_alltoallv(m->hier, v.sbuf, v.len, v.displ, v.rbuf, v.rlen, v.rdispl);
+        break;
+    }
+    case MCA_COLL_GPU_HIER_ALLTOALLW: {
+        /* the pairs of alltoallv, every length and displacement in bytes */
+        const size_t b = NULL != v.sbuf ? v.len[0] : v.rlen[0];
+        mca_coll_gpu_trace_begin(&trace, "alltoallw", b,
+                                 gpu_hier_algo(m->hier, GPU_HIER_ALLTOALLV, b > 0 ? b : 1, 1));
         st = gpu_hier_alltoallv(m->hier, v.sbuf, v.len, v.displ, v.rbuf, v.rlen, v.rdispl);
         break;
     }

@@ -36,6 +36,10 @@
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/topo/base/base.h"
 
+#if GPUCOLL_HAVE_UCX
+#include "hier/gpu_hier.h"
+#endif
+
 /* One block of the neighbourhood: which peer, which index in the list */
 typedef struct {
     int peer;
@@ -127,6 +131,24 @@ static int gpu_nbr_span(const mca_coll_gpu_geom_t *g, int i, int count, const in
     return 1;
 }
 
+/* list block i of a w layout: its own type and byte displacement; a type
+ * that is not contiguous only for an empty block */
+static int gpu_nbr_span_w(int i, const int *counts, const MPI_Aint *displs,
+                          struct ompi_datatype_t *const *types, size_t *off, size_t *len)
+{
+    mca_coll_gpu_geom_t g;
+    *off = *len = 0;
+    if (counts[i] <= 0) {
+        return 0 == counts[i];
+    }
+    if (!mca_coll_gpu_geom(types[i], &g) || displs[i] + g.lb < 0) {
+        return 0;
+    }
+    *len = (size_t) counts[i] * g.size;
+    *off = (size_t) (displs[i] + g.lb);
+    return 1;
+}
+
 /* Round r's blocks as byte spans per peer (each peer once at most) */
 typedef struct {
     size_t sl[GPU_MAX_PEERS], sd[GPU_MAX_PEERS], rl[GPU_MAX_PEERS], rd[GPU_MAX_PEERS];
@@ -146,18 +168,24 @@ static int gpu_nbr_spans(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
     if (!gpu_nbr_round(m->comm, r, nrounds, snd, &ns, rcv, &nr)) {
         return 0;
     }
+    const int w = MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW == a->kind;
     for (int i = 0; i < ns; ++i) {
         const int q = snd[i].peer;
         if (s->sent[q]++ ||
-            !gpu_nbr_span(sg, snd[i].index, a->scount, gather ? NULL : a->scounts,
-                          gather ? NULL : a->sdispls, gather, &s->sd[q], &s->sl[q])) {
+            !(w ? gpu_nbr_span_w(snd[i].index, a->scounts, a->sdispls_w, a->sdtypes, &s->sd[q],
+                                 &s->sl[q])
+                : gpu_nbr_span(sg, snd[i].index, a->scount, gather ? NULL : a->scounts,
+                               gather ? NULL : a->sdispls, gather, &s->sd[q], &s->sl[q]))) {
             return 0;   /* a neighbour twice in one round */
         }
     }
     for (int i = 0; i < nr; ++i) {
         const int q = rcv[i].peer;
-        if (s->got[q]++ || !gpu_nbr_span(rg, rcv[i].index, a->rcount, a->rcounts, a->rdispls, 0,
-                                         &s->rd[q], &s->rl[q])) {
+        if (s->got[q]++ ||
+            !(w ? gpu_nbr_span_w(rcv[i].index, a->rcounts, a->rdispls_w, a->rdtypes, &s->rd[q],
+                                 &s->rl[q])
+                : gpu_nbr_span(rg, rcv[i].index, a->rcount, a->rcounts, a->rdispls, 0, &s->rd[q],
+                               &s->rl[q]))) {
             return 0;
         }
     }
@@ -279,4 +307,75 @@ int mca_coll_gpu_native_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_ar
         }
     }
     return 1;
+}
+
+/* ---- across nodes: the hierarchy's alltoallv pairs --------------------------
+ * A round (gpu_nbr_round: the same cut as on one node, so a cartesian
+ * periodic dimension of extent 1 or 2 pairs its directions as MPI says) is
+ * an alltoallv whose pairs are the round's neighbours and every other pair
+ * empty: same-node neighbours through the node engine, the others straight
+ * over the transport, no leader (hier/gpu_hier_a2a.c).  What this rank
+ * cannot express (a neighbour twice in a round of a graph, a type that is
+ * not contiguous, more than GPU_MAX_PEERS ranks) makes it post "stage". */
+
+static int gpu_nbr_hier_spans(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int r,
+                              int rounds, gpu_nbr_spans_t *s)
+{
+    const int me = ompi_comm_rank(m->comm);
+    mca_coll_gpu_geom_t sg = { 0 }, rg = { 0 };
+    if (MCA_COLL_GPU_ARGS_NEIGHBOR_ALLTOALLW != a->kind &&
+        (!mca_coll_gpu_geom(a->sdtype, &sg) || !mca_coll_gpu_geom(a->rdtype, &rg))) {
+        return 0;
+    }
+    /* the local copy, where I am my own neighbour, takes the receive length */
+    return gpu_nbr_spans(m, a, r, rounds, &sg, &rg, s) && s->sent[me] == s->got[me] &&
+           s->sl[me] == s->rl[me];
+}
+
+int mca_coll_gpu_hier_nbr_ok(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
+{
+    const int rounds = gpu_nbr_rounds(m->comm);
+    gpu_nbr_spans_t s;
+    if (ompi_comm_size(m->comm) > GPU_MAX_PEERS || MPI_IN_PLACE == a->sbuf) {
+        return 0;
+    }
+    for (int r = 0; r < rounds; ++r) {
+        if (!gpu_nbr_hier_spans(m, a, r, rounds, &s)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int mca_coll_gpu_hier_run_nbr(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int *ran)
+{
+#if GPUCOLL_HAVE_UCX
+    const int rounds = gpu_nbr_rounds(m->comm);
+    const char *what = mca_coll_gpu_coll_ops(a->kind)->name;
+    gpu_status_t st = GPU_OK;
+    gpu_nbr_spans_t s;
+
+    *ran = 0;
+    if (!mca_coll_gpu_hier_nbr_ok(m, a)) {
+        return MPI_SUCCESS;   /* eligibility said otherwise: not reached */
+    }
+    for (int r = 0; r < rounds && GPU_OK == st; ++r) {
+        mca_coll_gpu_trace_t trace;
+        (void) gpu_nbr_hier_spans(m, a, r, rounds, &s);
+        mca_coll_gpu_trace_begin(&trace, what, s.rl[0],
+                                 gpu_hier_algo(m->hier, GPU_HIER_ALLTOALLV, 1, 1));
+        st = gpu_hier_alltoallv(m->hier, a->sbuf, s.sl, s.sd, a->rbuf, s.rl, s.rd);
+        mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, trace.t0, trace.t0, (int) st);
+        if (GPU_ERR_UNSUPPORTED == st && 0 == r) {
+            return MPI_SUCCESS;   /* the layout cannot take it, on every rank alike: staged */
+        }
+    }
+    *ran = 1;
+    return mca_coll_gpu_fallback_done(mca_coll_gpu_status_to_mpi(st), NULL);
+#else
+    (void) m;
+    (void) a;
+    *ran = 0;
+    return MPI_SUCCESS;
+#endif
 }

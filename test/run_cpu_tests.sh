@@ -179,8 +179,15 @@ run "conformance test, MPI_Reduce_local of MPIX_C_FLOAT16/MPIX_BFLOAT16 (driver 
   echo \"\$out\" | grep -qE '^[1-9][0-9]* passed' || { echo 'no half-precision case ran'; exit 1; }"
 # across 2 virtual nodes: the hierarchy's setup (its bounded exchanges)
 # runs at the first device call, fails on the stand-in, and every call stages
-for np in 2 4; do
+for np in 2 3 4; do
   conform "device buffers across 2 virtual nodes (driver stand-in)" "$FAKE OMPI_MCA_coll_gpu_virtual_nodes=2" $np "--mem device"
+done
+# the neighbourhoods' eligibility across nodes (coll_gpu_nbr.c) on every topology, then staged
+for cfg in "4 2" "3 2" "4 4"; do
+  set -- $cfg
+  run "conformance test, neighborhood/intercommunicator/reduce_local: device buffers across $2 virtual nodes (driver stand-in), np $1" sh -c "
+    out=\$($FAKE OMPI_MCA_coll_gpu_virtual_nodes=$2 $MPIRUN --oversubscribe -np $1 $B/test/conform/test_conform_nbr --quick 2>&1)
+    echo \"\$out\" | grep -q ' 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|HANG|CRASH|passed' | head -30; exit 1; }"
 done
 # 4 nodes of one rank: each rank asks 3 speakers per call (an answer
 # counted twice once let a rank decide early and hung an in-place gather)
@@ -289,6 +296,22 @@ if [ -x "$B/test/mpi/test_hier_v" ]; then
       out=\$(env UCX_TLS=$1 LD_LIBRARY_PATH=$B/test/fake/rt:$B/test/fake\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} $MPIRUN --oversubscribe -np $2 '$B/test/mpi/test_hier_v' $3 $4 65536 $5 2>&1) || { echo \"\$out\" | tail -20; exit 1; }
       for c in gather gatherv scatter scatterv allgatherv alltoall alltoallv reduce_scatter scan exscan; do
         echo \"\$out\" | grep -qE \"^label \$c: hier (leaders|pairs|rails): \" || { echo \"no hierarchical label for \$c\"; exit 1; }
+      done
+      echo \"\$out\" | grep -q '^[1-9][0-9]* passed, 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|passed' | head -20; exit 1; }"
+  done
+fi
+# barrier, in-place alltoallv (alltoallw's pairs) and the neighbourhood collectives' rounds
+# (cartesian periodic extents 1, 2 and more, open lines, a distributed graph with self loops)
+# across 2-4 virtual nodes of several ranks on the stand-ins' device memory, against Open
+# MPI's own neighbourhood collectives; a late rank per barrier that the others must wait for
+if [ -x "$B/test/mpi/test_hier_nbr" ]; then
+  for cfg in "tcp,self 2 2 1" "tcp,self 4 2 1" "sm,self 4 2 4" "sm,self 3 2 2" "tcp,self 6 3 2" \
+             "sm,self 8 4 4" "sm,self 4 4 1"; do
+    set -- $cfg
+    run "barrier/alltoallw in place/neighbourhoods across $3 virtual nodes, np $2, $4 channel(s), UCX_TLS=$1" sh -c "
+      out=\$(env UCX_TLS=$1 LD_LIBRARY_PATH=$B/test/fake/rt:$B/test/fake\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} $MPIRUN --oversubscribe -np $2 '$B/test/mpi/test_hier_nbr' $3 $4 65536 2>&1) || { echo \"\$out\" | tail -20; exit 1; }
+      for c in barrier alltoallw neighbor; do
+        echo \"\$out\" | grep -qE \"^label \$c: hier \" || { echo \"no hierarchical label for \$c\"; exit 1; }
       done
       echo \"\$out\" | grep -q '^[1-9][0-9]* passed, 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|passed' | head -20; exit 1; }"
   done
