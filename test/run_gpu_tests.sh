@@ -179,6 +179,30 @@ if [ -n "$HIER_CFGS" ]; then
     rm -rf "$tf"
   done
 fi
+# barrier, alltoallw and the neighbourhood collectives across 2 and 4 virtual nodes: both
+# conformance programs pass and the timing file names each one's hierarchical label
+# (barrier: the one-byte allreduce's; alltoallw and the neighbourhoods: alltoallv's pairs)
+if [ -n "$HIER_CFGS" ]; then
+  for nv in 2 4; do
+    tf=$(mktemp -d)
+    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_timing_file "$tf/t" \
+      "$B/test/conform/test_conform" --quick --mem device 2>&1)
+    out2=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_timing_file "$tf/n" \
+      "$B/test/conform/test_conform_nbr" --quick 2>&1)
+    miss=""
+    for l in '"coll":"barrier","algo":"hier ' '"coll":"alltoallw","algo":"hier pairs: ' \
+             '"coll":"neighbor_allgatherv?","algo":"hier pairs: ' \
+             '"coll":"neighbor_alltoall[vw]?","algo":"hier pairs: '; do
+      cat "$tf"/t.* "$tf"/n.* 2>/dev/null | grep -qE "$l" || miss="$miss [$l]"
+    done
+    if echo "$out" | grep -q ' 0 failed$' && echo "$out2" | grep -q ' 0 failed$' && [ -z "$miss" ]; then
+      pass=$((pass+1)); echo "PASS $nv virtual nodes: barrier/alltoallw/neighbourhoods hierarchical, conformance $(echo "$out" | grep ' failed$' | tail -1), neighbourhoods $(echo "$out2" | grep ' failed$' | tail -1)"
+    else
+      fail=$((fail+1)); echo "FAIL $nv virtual nodes: barrier/alltoallw/neighbourhoods conformance or labels (missing:$miss)"; echo "$out$out2" | grep -E 'FAIL|HANG|failed' | head -10
+    fi
+    rm -rf "$tf"
+  done
+fi
 [ -n "${ONLY:-}" ] && [ "${ONLY_SHARED:-0}" != 1 ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit $?; }
 # 4 ranks on 2 GPUs: blocking calls took the host-paced rounds (the timing
 # file names the algorithm; small allreduces stage by default there, so
