@@ -457,8 +457,17 @@ int mca_coll_gpu_hier_barrier(mca_coll_gpu_module_t *m, int *ran)
     mca_coll_gpu_trace_t trace;
     gpu_status_t st;
 
+    int ret;
+
     if (MCA_COLL_GPU_BOOT_HIER != m->boot || NULL == m->hier) {
         return MPI_SUCCESS;
+    }
+    /* the nonblocking calls queued before it run on the hierarchy's thread
+     * (coll_gpu_hier_nb.c): it is the hierarchy's again once they are done */
+    ret = mca_coll_gpu_drain(m);
+    if (MPI_SUCCESS != ret) {
+        *ran = 1;
+        return ret;
     }
     mca_coll_gpu_trace_begin(&trace, "barrier", 0,
                              gpu_hier_algo(m->hier, GPU_HIER_ALLREDUCE, 1, 1));
