@@ -31,7 +31,7 @@ size_t gpu_hier_node_slice(const gpu_hier_model_t *m, gpu_hier_coll_t coll, size
     if (m->nnodes < 2) {
         return 0;
     }
-    if (GPU_HIER_ALLTOALL == coll || GPU_HIER_ALLTOALLV == coll) {
+    if (GPU_HIER_ALLTOALL == coll || GPU_HIER_ALLTOALLV == coll || coll >= GPU_HIER_ALLTOALLW) {
         const int small = m->min_lsize > 0 ? m->min_lsize : m->lsize;
         return m->nranks > small ? m->slot_bytes / (2 * (size_t) (m->nranks - small)) : 0;
     }
@@ -162,6 +162,12 @@ gpu_status_t gpu_hier_choose(const gpu_hier_model_t *s, gpu_hier_coll_t coll, si
         break;
     case GPU_HIER_ALLTOALL:
     case GPU_HIER_ALLTOALLV:
+    case GPU_HIER_ALLTOALLW:
+    case GPU_HIER_NEIGHBOR_ALLGATHER:
+    case GPU_HIER_NEIGHBOR_ALLGATHERV:
+    case GPU_HIER_NEIGHBOR_ALLTOALL:
+    case GPU_HIER_NEIGHBOR_ALLTOALLV:
+    case GPU_HIER_NEIGHBOR_ALLTOALLW:
         /* the node's pairs through the engine, every remote pair straight
          * over the transport: no leader, no node step after */
         c->pairs = 1;
@@ -214,7 +220,12 @@ const char *gpu_hier_coll_name(gpu_hier_coll_t coll)
                                                         "gather", "gatherv", "scatter",
                                                         "scatterv", "allgatherv", "alltoall",
                                                         "alltoallv", "reduce_scatter", "scan",
-                                                        "exscan" };
+                                                        "exscan", "alltoallw",
+                                                        "neighbor_allgather",
+                                                        "neighbor_allgatherv",
+                                                        "neighbor_alltoall",
+                                                        "neighbor_alltoallv",
+                                                        "neighbor_alltoallw" };
     return (unsigned) coll < GPU_HIER_NCOLLS ? names[coll] : "?";
 }
 

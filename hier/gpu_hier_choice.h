@@ -41,6 +41,15 @@ typedef enum {
     GPU_HIER_REDUCE_SCATTER,
     GPU_HIER_SCAN,
     GPU_HIER_EXSCAN,
+    /* alltoallv's pairs from here on: alltoallw (bytes per pair) and the
+     * neighbourhoods (the other pairs empty; priced as if every rank were
+     * a neighbour, an upper bound) */
+    GPU_HIER_ALLTOALLW,
+    GPU_HIER_NEIGHBOR_ALLGATHER,
+    GPU_HIER_NEIGHBOR_ALLGATHERV,
+    GPU_HIER_NEIGHBOR_ALLTOALL,
+    GPU_HIER_NEIGHBOR_ALLTOALLV,
+    GPU_HIER_NEIGHBOR_ALLTOALLW,
     GPU_HIER_NCOLLS
 } gpu_hier_coll_t;
 

@@ -65,6 +65,7 @@ static double gpu_bus_factor(gpu_hier_coll_t c, double n)
     case GPU_HIER_ALLGATHERV:
     case GPU_HIER_ALLTOALL:
     case GPU_HIER_ALLTOALLV:
+    case GPU_HIER_ALLTOALLW:
     case GPU_HIER_REDUCE_SCATTER:
         return (n - 1) / n;
     default:
@@ -123,7 +124,14 @@ static const char *gpu_size_rule(gpu_hier_coll_t c)
     case GPU_HIER_ALLTOALL:
         return "size: a rank's input, nranks blocks";
     case GPU_HIER_ALLTOALLV:
+    case GPU_HIER_ALLTOALLW:
         return "size: a rank's input, nranks blocks (here every block alike)";
+    case GPU_HIER_NEIGHBOR_ALLGATHER:
+    case GPU_HIER_NEIGHBOR_ALLGATHERV:
+    case GPU_HIER_NEIGHBOR_ALLTOALL:
+    case GPU_HIER_NEIGHBOR_ALLTOALLV:
+    case GPU_HIER_NEIGHBOR_ALLTOALLW:
+        return "size: nranks blocks, every rank a neighbour (an upper bound)";
     case GPU_HIER_REDUCE_SCATTER:
         return "size: the input, nranks blocks (here every block alike)";
     case GPU_HIER_SCAN:
