@@ -81,6 +81,7 @@ struct gc_comm {
     int pending_error;         /* from a host function, reported once */
     gcs_t *shm;                /* the host transport; NULL across nodes */
     gc_p2p_t *p2p;             /* point-to-point descriptors (gpucoll_mpix_p2p.c) */
+    struct gc_kred *kred;      /* device scratch of gc_kred_enqueue */
     gc_flags_t *flags;         /* what the stream waits on (gpucoll_mpix_prog.c) */
 };
 
@@ -131,6 +132,7 @@ static int gc_comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
         (void) cudaFreeHost(c->stage);
     }
     gc_p2p_release(c);
+    gc_kred_release(c);
     gc_flags_free(c->flags);
     gcs_destroy(c->shm);
     pthread_mutex_destroy(&c->lock);
@@ -221,6 +223,11 @@ MPIX_Stream gc_comm_stream(gc_comm_t *c)
 gc_p2p_t **gc_comm_p2p(gc_comm_t *c)
 {
     return &c->p2p;
+}
+
+struct gc_kred **gc_comm_kred(gc_comm_t *c)
+{
+    return &c->kred;
 }
 
 gc_flags_t **gc_comm_flags(gc_comm_t *c)
@@ -661,6 +668,10 @@ int gc_enqueue(const gc_args_t *a)
         if (GPUCOLL_MPIX_NOT_TAKEN != ret) {
             return ret;
         }
+    }
+    ret = gc_kred_enqueue(c, a);   /* pair-type reduce(_scatter_block) on the kernels */
+    if (GPUCOLL_MPIX_NOT_TAKEN != ret) {
+        return ret;
     }
     if (GPUCOLL_MPIX_ALLTOALL == a->coll && gc_abi()->version >= 3) {
         ret = gc_abi()->stream_alltoall(a->sendbuf, a->scount, a->stype, a->recvbuf, a->rcount,

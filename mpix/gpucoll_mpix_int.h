@@ -51,6 +51,13 @@ struct gcs;
 struct gcs *gc_comm_shm(gc_comm_t *c);
 MPIX_Stream gc_comm_stream(gc_comm_t *c);
 gc_p2p_t **gc_comm_p2p(gc_comm_t *c);
+/* pair-type reduce and reduce_scatter_block on coll/gpu's stream kernels
+ * (gpucoll_mpix_entry.c): GPUCOLL_MPIX_NOT_TAKEN where they do not take
+ * the call; their device scratch goes with the communicator */
+struct gc_kred;
+struct gc_kred **gc_comm_kred(gc_comm_t *c);
+int gc_kred_enqueue(gc_comm_t *c, const gc_args_t *a);
+void gc_kred_release(gc_comm_t *c);
 /* an error of an earlier host function, once; MPI_SUCCESS when none */
 int gc_comm_take_error(gc_comm_t *c);
 /* a host function failed: the next enqueue on c reports it */

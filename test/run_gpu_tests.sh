@@ -137,24 +137,6 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/tools/gpucoll-topo" ]; then
   fi
   rm -rf "$tf"
 fi
-# nonblocking and persistent allreduce, bcast, reduce, allgather, reduce_scatter_block on the
-# hierarchy's thread across 2 and 4 virtual nodes (device buffers, 4 ranks): test_hier_nb
-# passes and coll_gpu_verbose's lines show each of the five ran there
-if [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/test_hier_nb" ]; then
-  for nv in 2 4; do
-    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_verbose 10 \
-      "$B/test/mpi/test_hier_nb" 2>&1)
-    miss=""
-    for c in allreduce bcast reduce allgather reduce_scatter_block; do
-      echo "$out" | grep -q "nonblocking $c ran on the hierarchy's thread (hier .*): success" || miss="$miss $c"
-    done
-    if echo "$out" | grep -q '^[1-9][0-9]* passed, 0 failed$' && [ -z "$miss" ]; then
-      pass=$((pass+1)); echo "PASS $nv virtual nodes: nonblocking/persistent on the hierarchy's thread, $(echo "$out" | grep ' failed$' | tail -1)"
-    else
-      fail=$((fail+1)); echo "FAIL $nv virtual nodes: nonblocking/persistent on the hierarchy's thread (not there:$miss)"; echo "$out" | grep -E 'FAIL|failed|error' | head -10
-    fi
-  done
-fi
 # gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across 2 and 4
 # virtual nodes: the
 # conformance test passes and the timing file names each one's hierarchical label
@@ -175,30 +157,6 @@ if [ -n "$HIER_CFGS" ]; then
       pass=$((pass+1)); echo "PASS $nv virtual nodes: gather(v)/scatter(v)/allgatherv/alltoall(v)/reduce_scatter hierarchical, conformance $(echo "$out" | grep ' failed$' | tail -1)"
     else
       fail=$((fail+1)); echo "FAIL $nv virtual nodes: gather/scatter/allgatherv/alltoall/reduce_scatter conformance or labels (missing:$miss)"; echo "$out" | grep -E 'FAIL|failed' | head -10
-    fi
-    rm -rf "$tf"
-  done
-fi
-# barrier, alltoallw and the neighbourhood collectives across 2 and 4 virtual nodes: both
-# conformance programs pass and the timing file names each one's hierarchical label
-# (barrier: the one-byte allreduce's; alltoallw and the neighbourhoods: alltoallv's pairs)
-if [ -n "$HIER_CFGS" ]; then
-  for nv in 2 4; do
-    tf=$(mktemp -d)
-    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_timing_file "$tf/t" \
-      "$B/test/conform/test_conform" --quick --mem device 2>&1)
-    out2=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_timing_file "$tf/n" \
-      "$B/test/conform/test_conform_nbr" --quick 2>&1)
-    miss=""
-    for l in '"coll":"barrier","algo":"hier ' '"coll":"alltoallw","algo":"hier pairs: ' \
-             '"coll":"neighbor_allgatherv?","algo":"hier pairs: ' \
-             '"coll":"neighbor_alltoall[vw]?","algo":"hier pairs: '; do
-      cat "$tf"/t.* "$tf"/n.* 2>/dev/null | grep -qE "$l" || miss="$miss [$l]"
-    done
-    if echo "$out" | grep -q ' 0 failed$' && echo "$out2" | grep -q ' 0 failed$' && [ -z "$miss" ]; then
-      pass=$((pass+1)); echo "PASS $nv virtual nodes: barrier/alltoallw/neighbourhoods hierarchical, conformance $(echo "$out" | grep ' failed$' | tail -1), neighbourhoods $(echo "$out2" | grep ' failed$' | tail -1)"
-    else
-      fail=$((fail+1)); echo "FAIL $nv virtual nodes: barrier/alltoallw/neighbourhoods conformance or labels (missing:$miss)"; echo "$out$out2" | grep -E 'FAIL|HANG|failed' | head -10
     fi
     rm -rf "$tf"
   done
@@ -236,8 +194,8 @@ rm -rf "$tf"
 # allreduce of every pair type ran as kernels on the stream (verbose log)
 if [ -z "${ONLY:-}" ]; then
   tf=$(mktemp -d)
-  out=$($MPIRUN --oversubscribe --bind-to none -np 2 --mca coll_gpu_timing_file "$tf/w" \
-        --mca coll_gpu_verbose 20 "$B/test/gpu/test_gpu_pairs" 64 2>&1)
+  out=$(GPUCOLL_STREAM_VERBOSE=1 $MPIRUN --oversubscribe --bind-to none -np 2 -x GPUCOLL_STREAM_VERBOSE \
+        --mca coll_gpu_timing_file "$tf/w" --mca coll_gpu_verbose 20 "$B/test/gpu/test_gpu_pairs" 64 2>&1)
   missing=""
   for c in allreduce reduce reduce_scatter_block reduce_scatter scan exscan; do
     grep -q "\"coll\":\"$c\",\"algo\":\"wide: moved, folded\"" "$tf"/w.* || missing="$missing $c"
@@ -248,8 +206,13 @@ if [ -z "${ONLY:-}" ]; then
     echo "$out" | grep -q "MPIX_Allreduce_enqueue on .*: [0-9]* $t, .*kernels on the stream" ||
       missing="$missing enqueue:$t"
   done
+  # enqueued reduce and reduce_scatter_block of the pairs: the allreduce kernels (libgpucoll)
+  for f in MPIX_Reduce_enqueue MPIX_Reduce_scatter_block_enqueue; do
+    echo "$out" | grep -q "gpucoll: $f of a pair type: coll/gpu's stream kernels" ||
+      missing="$missing $f"
+  done
   if [ -z "$missing" ] && echo "$out" | grep -qE 'test_gpu_pairs: [1-9][0-9]* passed, 0 failed'; then
-    pass=$((pass+1)); echo "PASS pair types: long double int on the wide path, enqueued pairs as stream kernels"
+    pass=$((pass+1)); echo "PASS pair types: long double int on the wide path, enqueued pairs (allreduce, reduce, reduce_scatter_block) as stream kernels"
   else
     fail=$((fail+1)); echo "FAIL pair types: not on the GPU:$missing"
     echo "$out" | grep -E "FAIL|passed" | head -5
