@@ -137,6 +137,24 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/tools/gpucoll-topo" ]; then
   fi
   rm -rf "$tf"
 fi
+# nonblocking and persistent allreduce, bcast, reduce, allgather, reduce_scatter_block on the
+# hierarchy's thread across 2 and 4 virtual nodes (device buffers, 4 ranks): test_hier_nb
+# passes and coll_gpu_verbose's lines show each of the five ran there
+if [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/test_hier_nb" ]; then
+  for nv in 2 4; do
+    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_verbose 10 \
+      "$B/test/mpi/test_hier_nb" 2>&1)
+    miss=""
+    for c in allreduce bcast reduce allgather reduce_scatter_block; do
+      echo "$out" | grep -q "nonblocking $c ran on the hierarchy's thread (hier .*): success" || miss="$miss $c"
+    done
+    if echo "$out" | grep -q '^[1-9][0-9]* passed, 0 failed$' && [ -z "$miss" ]; then
+      pass=$((pass+1)); echo "PASS $nv virtual nodes: nonblocking/persistent on the hierarchy's thread, $(echo "$out" | grep ' failed$' | tail -1)"
+    else
+      fail=$((fail+1)); echo "FAIL $nv virtual nodes: nonblocking/persistent on the hierarchy's thread (not there:$miss)"; echo "$out" | grep -E 'FAIL|failed|error' | head -10
+    fi
+  done
+fi
 # gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across 2 and 4
 # virtual nodes: the
 # conformance test passes and the timing file names each one's hierarchical label
@@ -157,6 +175,30 @@ if [ -n "$HIER_CFGS" ]; then
       pass=$((pass+1)); echo "PASS $nv virtual nodes: gather(v)/scatter(v)/allgatherv/alltoall(v)/reduce_scatter hierarchical, conformance $(echo "$out" | grep ' failed$' | tail -1)"
     else
       fail=$((fail+1)); echo "FAIL $nv virtual nodes: gather/scatter/allgatherv/alltoall/reduce_scatter conformance or labels (missing:$miss)"; echo "$out" | grep -E 'FAIL|failed' | head -10
+    fi
+    rm -rf "$tf"
+  done
+fi
+# barrier, alltoallw and the neighbourhood collectives across 2 and 4 virtual nodes: both
+# conformance programs pass and the timing file names each one's hierarchical label
+# (barrier: the one-byte allreduce's; alltoallw and the neighbourhoods: alltoallv's pairs)
+if [ -n "$HIER_CFGS" ]; then
+  for nv in 2 4; do
+    tf=$(mktemp -d)
+    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_timing_file "$tf/t" \
+      "$B/test/conform/test_conform" --quick --mem device 2>&1)
+    out2=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_timing_file "$tf/n" \
+      "$B/test/conform/test_conform_nbr" --quick 2>&1)
+    miss=""
+    for l in '"coll":"barrier","algo":"hier ' '"coll":"alltoallw","algo":"hier pairs: ' \
+             '"coll":"neighbor_allgatherv?","algo":"hier pairs: ' \
+             '"coll":"neighbor_alltoall[vw]?","algo":"hier pairs: '; do
+      cat "$tf"/t.* "$tf"/n.* 2>/dev/null | grep -qE "$l" || miss="$miss [$l]"
+    done
+    if echo "$out" | grep -q ' 0 failed$' && echo "$out2" | grep -q ' 0 failed$' && [ -z "$miss" ]; then
+      pass=$((pass+1)); echo "PASS $nv virtual nodes: barrier/alltoallw/neighbourhoods hierarchical, conformance $(echo "$out" | grep ' failed$' | tail -1), neighbourhoods $(echo "$out2" | grep ' failed$' | tail -1)"
+    else
+      fail=$((fail+1)); echo "FAIL $nv virtual nodes: barrier/alltoallw/neighbourhoods conformance or labels (missing:$miss)"; echo "$out$out2" | grep -E 'FAIL|HANG|failed' | head -10
     fi
     rm -rf "$tf"
   done
