@@ -327,6 +327,7 @@ static void gc_cuda_forget(const gc_ipc_ref_t *ref)
  * sets no flag a stream waits for, the progress thread goes on meanwhile */
 static void gc_cuda_reap(void)
 {
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     void **list;
     int n;
 
@@ -339,10 +340,13 @@ static void gc_cuda_reap(void)
     gc_ipc.closing = NULL;
     gc_ipc.nclosing = gc_ipc.capclosing = 0;
     pthread_mutex_unlock(&gc_ipc.lock);
+    /* relaxed: another thread's capture in global mode is not broken by it */
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
     for (int i = 0; i < n; ++i) {
         (void) cudaIpcCloseMemHandle(list[i]);
         (void) cudaGetLastError();
     }
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
     free(list);
 }
 
