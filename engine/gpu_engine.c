@@ -99,7 +99,7 @@ int gpu_engine_failed_peer(const gpu_engine_comm_t *c)
 }
 
 void gpu_engine_kind_call(gpu_engine_comm_t *c, unsigned long long call,
-                          const gpu_engine_kind_ops_t *ops, void *ctx, int busy)
+                          const gpu_engine_kind_ops_t *ops, void *ctx, int busy, int pool)
 {
     /* the LL sequence is the call's number (+1: never 0), exactly: the
      * same on every rank whether or not a rank ran the call before (a
@@ -110,6 +110,7 @@ void gpu_engine_kind_call(gpu_engine_comm_t *c, unsigned long long call,
     c->kind_ops = ops;
     c->kind_ctx = ctx;
     c->kind_busy = busy;
+    c->kind_pool = pool;
 }
 
 void gpu_engine_kind_clear(gpu_engine_comm_t *c)
@@ -118,20 +119,22 @@ void gpu_engine_kind_clear(gpu_engine_comm_t *c)
     c->kind_ops = NULL;
     c->kind_ctx = NULL;
     c->kind_busy = -1;
+    c->kind_pool = -1;
 }
 
 gpu_status_t gpu_engine_kind_settle(gpu_engine_comm_t *c)
 {
     const gpu_engine_kind_ops_t *ops = c->kind_ops;
-    int all_dev = 1, busy = -1;
+    int all_dev = 1, busy = -1, pool = -1;
     gpu_status_t st;
 
     if (NULL == ops) {
         return GPU_OK;
     }
     c->kind_ops = NULL;
-    st = ops->settle(c->kind_ctx, &all_dev, &busy);
+    st = ops->settle(c->kind_ctx, &all_dev, &busy, &pool);
     c->kind_busy = busy;
+    c->kind_pool = pool;
     if (GPU_OK != st) {
         return st;
     }

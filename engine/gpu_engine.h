@@ -229,15 +229,26 @@ int gpu_engine_failed_peer(const gpu_engine_comm_t *comm);
  * no board exists.  A large call then takes the launched kernels rather
  * than the resident kernel, whose lines slow the application's next
  * kernel; every rank reads the same posts, so all choose alike.
+ *
+ * pool: whether every rank posted that it holds its process's
+ * large-message pool for this call (gpu_engine_pool_vote), in the same
+ * forms as busy.  Where the board tells it, a call over the pool needs no
+ * host exchange of its own (engine/gpu_pool.h, the lease).
  */
 typedef struct {
     /* GPU_OK with *all_dev, or GPU_INPROGRESS while a peer has not posted */
     gpu_status_t (*peek)(void *ctx, int *all_dev);
     /* waits (bounded) for the answer; *busy as above when all device */
-    gpu_status_t (*settle)(void *ctx, int *all_dev, int *busy);
+    gpu_status_t (*settle)(void *ctx, int *all_dev, int *busy, int *pool);
 } gpu_engine_kind_ops_t;
 void gpu_engine_kind_call(gpu_engine_comm_t *comm, unsigned long long call,
-                          const gpu_engine_kind_ops_t *ops, void *ctx, int busy);
+                          const gpu_engine_kind_ops_t *ops, void *ctx, int busy, int pool);
+/* Before a blocking call's post on the board: take this process's pool
+ * for the call if it is free (1: post that this rank holds it; 0: not,
+ * or no pool).  gpu_engine_pool_unvote after the call, whatever path it
+ * took, gives back a lease the call still holds. */
+int gpu_engine_pool_vote(gpu_engine_comm_t *comm);
+void gpu_engine_pool_unvote(gpu_engine_comm_t *comm);
 /* This rank's application works on the GPU between its blocking calls
  * (their mean gap is above coll_gpu_persist_gap_us). */
 int gpu_engine_app_busy(const gpu_engine_comm_t *comm);

@@ -1,9 +1,10 @@
 /*
  * The large-message areas of a communicator, on demand: its own (grown at
  * the first blocking call that needs them) or the process's pool (joined
- * once, leased per call).  Every step is agreed by all ranks through the
- * communicator's host allgather, so all end in the same state and a rank
- * without the memory makes every rank stage.
+ * once, leased per call: on the kind board where every rank has one, else
+ * by exchange).  Every step is agreed by all ranks through the
+ * communicator's host allgather or the same posts, so all end in the same
+ * state and a rank without the memory makes every rank stage.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,28 @@ fail:
 }
 
 /*
+ * The join's verdicts, and whether every rank's lease comes on the kind
+ * board (this call's posts were read: gpu_engine_kind_call or settle gave
+ * kind_pool).  Only then do later calls skip the lease's exchange: a rank
+ * without a board slot (its board full) would never post a vote.
+ */
+static gpu_status_t gpu_engine_pool_verdicts(gpu_engine_comm_t *c, gpu_status_t local)
+{
+    int32_t mine[2] = { (int32_t) local, c->kind_pool >= 0 }, all[2 * GPU_MAX_PEERS];
+    gpu_status_t st = GPU_OK;
+
+    if (GPU_OK != c->boot->allgather(c->boot_ctx, mine, all, sizeof(mine))) {
+        return GPU_ERR_BOOTSTRAP;
+    }
+    c->pool_board = 1;
+    for (int i = 0; i < c->nranks; ++i) {
+        st = GPU_OK != all[2 * i] ? GPU_ERR_UNSUPPORTED : st;
+        c->pool_board &= 0 != all[2 * i + 1];
+    }
+    return st;
+}
+
+/*
  * The pool, at this communicator's first call that needs it: every rank's
  * card (its process's area, allocated at the process's first such call),
  * each peer's area mapped (once per peer process, gpu_pool_map), and the
@@ -129,18 +152,33 @@ static gpu_status_t gpu_engine_pool_join(gpu_engine_comm_t *c)
             GPU_ERROR("rank %d: cannot map the large-message pool of rank %d", c->rank, i);
         }
     }
-    st = gpu_engine_big_verdicts(c, local);
+    st = gpu_engine_pool_verdicts(c, local);
     if (GPU_OK != st) {
         goto fail;
     }
     c->big_state = GPU_BIG_READY;
     GPU_LOG(10, "rank %d: large-message pool of %zu bytes mapped (%d peer processes open on "
-            "device %d, %d communicators share it)", c->rank, c->pool_bytes,
-            gpu_pool_open_peers(c->pool), c->device, gpu_pool_users(c->pool));
+            "device %d, %d communicators share it; leases %s)", c->rank, c->pool_bytes,
+            gpu_pool_open_peers(c->pool), c->device, gpu_pool_users(c->pool),
+            c->pool_board ? "on the kind board" : "agreed per call");
     return GPU_OK;
 
 fail:
     return gpu_engine_big_fail(c, st, "pool");
+}
+
+/* Every rank of the call holds its area (all 1) or the call stages, each
+ * rank giving back what it took (the same answer everywhere). */
+static gpu_status_t gpu_engine_pool_verdict(gpu_engine_comm_t *c, int all)
+{
+    if (!all) {
+        gpu_engine_pool_unvote(c);
+        c->pool_busy++;
+        GPU_LOG(10, "rank %d: a rank's large-message pool is busy: this call stages",
+                c->rank);
+        return GPU_ERR_UNSUPPORTED;
+    }
+    return GPU_OK;
 }
 
 /*
@@ -151,27 +189,35 @@ fail:
  */
 static gpu_status_t gpu_engine_pool_lease(gpu_engine_comm_t *c)
 {
-    int32_t vote = gpu_pool_try_lease(c->pool), votes[GPU_MAX_PEERS];
+    int32_t vote, votes[GPU_MAX_PEERS];
 
+    c->pool_held = c->pool_held || gpu_pool_try_lease(c->pool);
+    vote = c->pool_held;
     if (GPU_OK != c->boot->allgather(c->boot_ctx, &vote, votes, sizeof(vote))) {
-        if (vote) {
-            gpu_pool_return(c->pool, 1);
-        }
+        gpu_engine_pool_unvote(c);
         GPU_ERROR("rank %d: agreement on the large-message pool failed", c->rank);
         c->broken = 1;
         return GPU_ERR_BOOTSTRAP;
     }
-    if (!gpu_pool_agree(votes, c->nranks)) {
-        if (vote) {
-            gpu_pool_return(c->pool, 1);
-        }
-        c->pool_busy++;
-        GPU_LOG(10, "rank %d: a rank's large-message pool is busy: this call stages",
-                c->rank);
-        return GPU_ERR_UNSUPPORTED;
+    c->pool_xchg_calls++;
+    return gpu_engine_pool_verdict(c, gpu_pool_agree(votes, c->nranks));
+}
+
+int gpu_engine_pool_vote(gpu_engine_comm_t *c)
+{
+    if (NULL == c || NULL == c->pool || GPU_BIG_FAILED == c->big_state) {
+        return 0;
     }
-    c->pool_held = 1;
-    return GPU_OK;
+    c->pool_held = c->pool_held || gpu_pool_try_lease(c->pool);
+    return c->pool_held;
+}
+
+void gpu_engine_pool_unvote(gpu_engine_comm_t *c)
+{
+    if (NULL != c && c->pool_held) {
+        gpu_pool_return(c->pool, 1);
+        c->pool_held = 0;
+    }
 }
 
 void gpu_engine_big_done(gpu_engine_comm_t *c, int finished)
@@ -191,8 +237,16 @@ gpu_status_t gpu_engine_big_need(gpu_engine_comm_t *c, int blocking)
         if (GPU_BIG_FAILED == c->big_state || !blocking) {
             return GPU_ERR_UNSUPPORTED;
         }
-        if (GPU_BIG_READY != c->big_state && GPU_OK != (st = gpu_engine_pool_join(c))) {
-            return st;
+        if (GPU_BIG_READY != c->big_state) {
+            /* the join's call: its votes were posted before this rank's
+             * area existed, so this one call agrees its lease by exchange */
+            st = gpu_engine_pool_join(c);
+            return GPU_OK != st ? st : gpu_engine_pool_lease(c);
+        }
+        if (c->pool_board && c->kind_pool >= 0) {
+            /* every rank read the same posts of this call: no exchange */
+            c->pool_board_calls++;
+            return gpu_engine_pool_verdict(c, 1 == c->kind_pool);
         }
         return gpu_engine_pool_lease(c);
     }

@@ -46,7 +46,11 @@ struct gpu_engine_comm {
     size_t pool_bytes;                       /* the pool's area size asked for */
     int pool_held;                           /* this call holds the lease */
     int pool_carded;                         /* holds a card of this process's area */
+    int pool_board;                          /* every rank's lease is on the kind board
+                                                (agreed at the join): no exchange per call */
     unsigned long long pool_busy;            /* calls staged: some rank's pool was busy */
+    unsigned long long pool_board_calls;     /* leases agreed on the kind board */
+    unsigned long long pool_xchg_calls;      /* leases agreed by host exchange */
     gpu_pool_card_t pool_cards[GPU_MAX_PEERS];
     size_t ll_off, ll_slot, ts_off, ts_block;
     cudaStream_t stream;
@@ -77,6 +81,7 @@ struct gpu_engine_comm {
     const gpu_engine_kind_ops_t *kind_ops;
     void *kind_ctx;
     int kind_busy;                           /* any rank busy (gpu_engine_kind_call), -1 unknown */
+    int kind_pool;                           /* every rank holds its pool (the same), -1 unknown */
     gpu_ll_slots_t pk_slots;                 /* slot flow control (gpu_plan.h) */
     double pk_end;                           /* when the last call through it returned */
     double pk_gap_us;                        /* moving mean of the application's time

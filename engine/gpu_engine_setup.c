@@ -230,6 +230,10 @@ void gpu_engine_release(gpu_engine_comm_t *c)
         GPU_LOG(1, "rank %d: %llu large calls staged: a rank's large-message pool was busy",
                 c->rank, c->pool_busy);
     }
+    if (NULL != c->pool) {
+        GPU_LOG(10, "rank %d: large-message pool leased by %llu calls on the kind board, %llu "
+                "by host exchange", c->rank, c->pool_board_calls, c->pool_xchg_calls);
+    }
     /* peers' areas closed before ours go: their memory returns to their
      * driver only once no importer holds it */
     gpu_engine_big_release(c);
@@ -473,6 +477,7 @@ gpu_status_t gpu_engine_setup_begin(const gpu_boot_ops_t *ops, void *ctx, int ra
         return GPU_ERR_NO_MEMORY;
     }
     c->kind_busy = -1;   /* no board has said */
+    c->kind_pool = -1;
     s->ops = ops;
     s->ctx = ctx;
     s->blocking = blocking;

@@ -37,10 +37,22 @@
  *    blocking call holds it, or a kernel that never finished) votes no,
  *    and every rank of the call takes the fallback the caller names (the
  *    engine stages the call: the same answer on every rank).
- * This costs one host allgather of 4 bytes per call that uses the area
- * (calls above the resident kernel's and the one-shot's sizes); only
- * blocking calls take it (a nonblocking start never waits for its peers:
- * those calls stage, as before the private areas had grown).  Where
+ *    Where the communicator has the kind board (util/gpu_kind_board.h:
+ *    one node, a slot on every rank), the vote rides on the post every
+ *    blocking device call makes anyway: the rank takes its lease before it
+ *    posts (GPU_KIND_POOL), keeps it until the call returns, and the ranks
+ *    read each other's bits where they read the kinds.  A rank's
+ *    release is safe without telling anyone: its next call's post says so
+ *    before any peer could write into its area, and every write of its
+ *    earlier calls has landed (the first point).  Without a board (its join
+ *    found a rank without one) a call that uses the area agrees by one host
+ *    allgather of 4 bytes; so does the call that joins (its posts came
+ *    before this process's area existed).  That allgather on every such
+ *    call was one of the pool's two costs on GPUs (docs/results s6b); the
+ *    other is the resident kernel's range cut to the small area.
+ *    Only blocking calls take the area (a nonblocking start never waits
+ *    for its peers: those calls stage, as before the private areas had
+ *    grown).  Where
  * nonblocking calls must launch those kernels (coll_gpu_scratch_lazy 0,
  * coll_gpu_paced_scratch_bytes 0) and in the hierarchy's node engines
  * (one node must never stage alone), communicators keep their own areas.

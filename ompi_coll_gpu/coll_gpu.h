@@ -181,6 +181,7 @@ typedef struct mca_coll_gpu_module_t {
     uint64_t kcall;
     int kdefer;
     int kbusy;      /* any rank busy for kcall (GPU_KIND_BUSY): -1 not read yet */
+    int kpool;      /* every rank holds its pool for kcall (GPU_KIND_POOL): -1 not read */
     int kfail_peer;
     /* nonblocking calls whose start waits in the queue (coll_gpu_kind.c):
      * how many may still start a host collective (a later nonblocking

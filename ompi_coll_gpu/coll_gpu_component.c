@@ -156,7 +156,8 @@ static int mca_coll_gpu_register(void)
                      "exchange-kernel data areas (coll_gpu_scratch_bytes + "
                      "coll_gpu_xchg_scratch_bytes) are one pool per process and GPU, shared by "
                      "all its communicators and mapped once per peer process; each blocking "
-                     "call that uses it agrees on it with one host exchange; 0 (or "
+                     "call that uses it agrees on it in the memory-kind posts on one node "
+                     "(else, and at a communicator's first such call, one host exchange); 0 (or "
                      "coll_gpu_scratch_lazy 0, or coll_gpu_paced_scratch_bytes 0): every "
                      "communicator has its own",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_5, &c->pool);

@@ -238,14 +238,14 @@ static int gpu_kind_wait_more(gpu_kind_wait_t *w)
 /* What the peers posted for call: *all_dev (every rank can take the GPU
  * path), *all_mem (every rank passed device memory: none runs on host
  * memory; may be NULL), and (busy non-NULL, all device) whether any peer
- * posted GPU_KIND_BUSY. */
+ * posted GPU_KIND_BUSY and (pool) whether every peer posted GPU_KIND_POOL. */
 static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
-                                  int *all_mem, int *busy, int *peer)
+                                  int *all_mem, int *busy, int *pool, int *peer)
 {
     const int me = ompi_comm_rank(m->comm);
     const int *list;
     const int n = gpu_kind_readers(m, &list);
-    int any_busy = 0, any_stage = 0;
+    int any_busy = 0, any_stage = 0, all_pool = GPU_KIND_POOL;
 
     for (int i = 0; i < n; ++i) {
         const int q = NULL != list ? list[i] : i;
@@ -268,6 +268,7 @@ static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *
         }
         any_busy |= k & GPU_KIND_BUSY;
         any_stage |= k & GPU_KIND_STAGE;
+        all_pool &= k;
     }
     *all_dev = !any_stage;
     if (NULL != all_mem) {
@@ -276,13 +277,16 @@ static gpu_status_t gpu_kind_scan(mca_coll_gpu_module_t *m, uint64_t call, int *
     if (NULL != busy) {
         *busy = any_busy;
     }
+    if (NULL != pool) {
+        *pool = 0 != all_pool;
+    }
     return GPU_OK;
 }
 
 gpu_status_t mca_coll_gpu_kind_peek(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                     int *peer)
 {
-    return gpu_kind_scan(m, call, all_dev, NULL, NULL, peer);
+    return gpu_kind_scan(m, call, all_dev, NULL, NULL, NULL, peer);
 }
 
 /* Many kind changes ahead of a peer: wait until every peer has passed the
@@ -319,15 +323,16 @@ static int gpu_kind_make_room(mca_coll_gpu_module_t *m, const char *what, gpu_ki
 
 /* Wait (bounded, progressing) for what the peers posted for call:
  * GPU_OK with *all_dev, or an error about *peer.  For the current call it
- * also keeps whether a rank is busy (m->kbusy) for the engine. */
+ * also keeps whether a rank is busy (m->kbusy) and whether every rank
+ * holds its pool (m->kpool, on one node only) for the engine. */
 static gpu_status_t gpu_kind_wait_peers(mca_coll_gpu_module_t *m, uint64_t call, int *all_dev,
                                         int *peer)
 {
     gpu_kind_wait_t w = { 0.0, 0 };
     gpu_status_t st;
-    int busy = 0;
+    int busy = 0, pool = 0;
 
-    while (GPU_INPROGRESS == (st = gpu_kind_scan(m, call, all_dev, NULL, &busy, peer))) {
+    while (GPU_INPROGRESS == (st = gpu_kind_scan(m, call, all_dev, NULL, &busy, &pool, peer))) {
         if (!gpu_kind_wait_more(&w)) {
             return GPU_ERR_TIMEOUT;
         }
@@ -335,6 +340,9 @@ static gpu_status_t gpu_kind_wait_peers(mca_coll_gpu_module_t *m, uint64_t call,
     if (GPU_OK == st && call == m->kcall) {
         /* with my own post for it, the newest */
         m->kbusy = *all_dev && (busy || 0 != (m->kpost.kind & GPU_KIND_BUSY));
+        /* across nodes the other nodes' votes are not read: no answer */
+        m->kpool = NULL == m->knet ? *all_dev && pool && 0 != (m->kpost.kind & GPU_KIND_POOL)
+                                   : -1;
     }
     return st;
 }
@@ -441,7 +449,7 @@ static gpu_status_t gpu_kind_engine_peek(void *ctx, int *all_dev)
     return st;
 }
 
-static gpu_status_t gpu_kind_engine_settle(void *ctx, int *all_dev, int *busy)
+static gpu_status_t gpu_kind_engine_settle(void *ctx, int *all_dev, int *busy, int *pool)
 {
     mca_coll_gpu_module_t *m = ctx;
     int peer = -1;
@@ -453,6 +461,7 @@ static gpu_status_t gpu_kind_engine_settle(void *ctx, int *all_dev, int *busy)
         m->kfail_peer = peer;
     } else {
         *busy = m->kbusy;
+        *pool = m->kpool;
     }
     return st;
 }
@@ -467,7 +476,7 @@ void mca_coll_gpu_kind_engine(mca_coll_gpu_module_t *m, int before)
     if (NULL != m->kpost.slot && NULL != m->engine) {
         if (before) {
             gpu_engine_kind_call(m->engine, m->kcall, m->kdefer ? &gpu_kind_engine_ops : NULL, m,
-                                 m->kdefer ? -1 : m->kbusy);
+                                 m->kdefer ? -1 : m->kbusy, m->kdefer ? -1 : m->kpool);
         } else {
             gpu_engine_kind_clear(m->engine);
         }
@@ -485,9 +494,9 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, int stage,
     const int dev = dev_in || (m->kpretend && NULL != m->knet && NULL == req);
     /* a device call says whether this rank's application works on the GPU
      * between calls (the engine's measure), for the engine's choice */
-    const int kind = dev ? GPU_KIND_DEVICE | (NULL != m->engine && gpu_engine_app_busy(m->engine)
-                                                  ? GPU_KIND_BUSY : 0)
-                         : stage ? GPU_KIND_DEVICE | GPU_KIND_STAGE : GPU_KIND_HOST;
+    int kind = dev ? GPU_KIND_DEVICE | (NULL != m->engine && gpu_engine_app_busy(m->engine)
+                                            ? GPU_KIND_BUSY : 0)
+                   : stage ? GPU_KIND_DEVICE | GPU_KIND_STAGE : GPU_KIND_HOST;
     gpu_kind_wait_t w = { 0.0, 0 };
     uint64_t call;
     gpu_status_t st;
@@ -505,6 +514,14 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, int stage,
     if (NULL == m->kpost.slot) {
         return MPI_SUCCESS;
     }
+    if (GPU_KIND_HOST != kind) {
+        /* a blocking device call on one node votes its pool lease (held
+         * until the call ends: mca_coll_gpu_route); any other device post
+         * repeats the last one's bit, which nobody reads for it */
+        kind |= dev && NULL == req && NULL == m->knet
+                ? (gpu_engine_pool_vote(m->engine) ? GPU_KIND_POOL : 0)
+                : m->kpost.kind & GPU_KIND_POOL;
+    }
     if (gpu_kind_full(&m->kpost, kind)) {
         ret = gpu_kind_make_room(m, what, &w);
         if (MPI_SUCCESS != ret) {
@@ -514,6 +531,7 @@ int mca_coll_gpu_kind_agree(mca_coll_gpu_module_t *m, int dev_in, int stage,
     call = gpu_kind_post(&m->kpost, kind);
     m->kcall = call;
     m->kbusy = -1;   /* not known until the peers' posts are read */
+    m->kpool = -1;
     if (NULL != m->knet) {
         return gpu_kind_across_call(m, call, req, what, a, dev, dev_in, go_dev);
     }
@@ -565,7 +583,8 @@ int mca_coll_gpu_kind_all_mem(mca_coll_gpu_module_t *m, const char *what, int *a
     if (NULL == m->kpost.slot || NULL != m->knet) {
         return MPI_SUCCESS;   /* no board, or other nodes: not known alike */
     }
-    while (GPU_INPROGRESS == (st = gpu_kind_scan(m, m->kcall, &all_dev, all_mem, NULL, &peer))) {
+    while (GPU_INPROGRESS ==
+           (st = gpu_kind_scan(m, m->kcall, &all_dev, all_mem, NULL, NULL, &peer))) {
         if (!gpu_kind_wait_more(&w)) {
             st = GPU_ERR_TIMEOUT;
             break;

@@ -124,6 +124,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *m)
     m->kcall = 0;
     m->kdefer = 0;
     m->kbusy = -1;
+    m->kpool = -1;
     m->kfail_peer = -1;
     m->kq = 0;
     m->stream_comm = 0;

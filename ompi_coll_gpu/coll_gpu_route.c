@@ -147,8 +147,8 @@ static const gpu_route_path_t gpu_route_paths[] = {
     { .name = "native", .serves = gpu_native_serves, .run = gpu_native_path },
 };
 
-int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
-                       ompi_request_t **req, const mca_coll_gpu_issue_t *issue)
+static int gpu_route_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                          ompi_request_t **req, const mca_coll_gpu_issue_t *issue)
 {
     /* fields set one by one: an initializer would zero the two plans of x
      * at every call, host-buffer calls included */
@@ -199,6 +199,18 @@ int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
         }
     }
     return gpu_route_staged(&r);
+}
+
+int mca_coll_gpu_route(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
+                       ompi_request_t **req, const mca_coll_gpu_issue_t *issue)
+{
+    const int ret = gpu_route_call(m, a, req, issue);
+    /* the pool's lease a blocking call voted at its post (coll_gpu_kind.c)
+     * ends with the call, whichever path it took */
+    if (NULL == req && NULL != m->engine) {
+        gpu_engine_pool_unvote(m->engine);
+    }
+    return ret;
 }
 
 int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int force,

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GPU_KIND_MAGIC 0x676b696e64763032ull   /* "gkindv02": two kind bits */
+#define GPU_KIND_MAGIC 0x676b696e64763034ull   /* "gkindv04": four kind bits */
 #define GPU_KIND_FREED (~0ull)
 /* a freed slot stays unused this long: any reader of the old communicator
  * finished its read long before (it read a counter already past its call) */

@@ -50,9 +50,14 @@ extern "C" {
  * (gpu_engine_kind_call).  GPU_KIND_STAGE: device memory, but this rank's
  * part cannot take the GPU path (its datatype, its layout): the call
  * stages everywhere, and since no rank runs on host memory, the ranks
- * stage through the host library's nonblocking form, a wait they bound. */
-enum { GPU_KIND_HOST = 0, GPU_KIND_DEVICE = 1, GPU_KIND_BUSY = 2, GPU_KIND_STAGE = 4 };
-#define GPU_KIND_BITS 3
+ * stage through the host library's nonblocking form, a wait they bound.
+ * GPU_KIND_POOL (device posts only): this rank holds its process's
+ * large-message pool for this blocking call (engine/gpu_pool.h, the
+ * lease); other calls repeat the last post's bit, so that it records no
+ * change point of its own. */
+enum { GPU_KIND_HOST = 0, GPU_KIND_DEVICE = 1, GPU_KIND_BUSY = 2, GPU_KIND_STAGE = 4,
+       GPU_KIND_POOL = 8 };
+#define GPU_KIND_BITS 4
 
 typedef struct gpu_kind_slot {
     volatile uint64_t key;        /* communicator key + 1; 0 never used; GPU_KIND_FREED */

@@ -142,6 +142,25 @@ int main(void)
     check(GPU_OK == gpu_kind_read(w.slot, 1004, &k) && GPU_KIND_DEVICE == k,
           "call 1004 device, not busy (a change point of its own)");
     {
+        /* the pool's lease (GPU_KIND_POOL, engine/gpu_pool.h): read back
+         * beside the other bits; a post repeating it records nothing */
+        const uint64_t nchg = w.slot->nchg;
+        (void) gpu_kind_post(&w, GPU_KIND_DEVICE | GPU_KIND_POOL);
+        (void) gpu_kind_post(&w, GPU_KIND_DEVICE | GPU_KIND_POOL);
+        (void) gpu_kind_post(&w, GPU_KIND_DEVICE | GPU_KIND_BUSY | GPU_KIND_POOL);
+        (void) gpu_kind_post(&w, GPU_KIND_DEVICE);
+        check(w.slot->nchg == nchg + 3, "a repeated pool bit records no change point");
+        check(GPU_OK == gpu_kind_read(w.slot, 1006, &k) && (GPU_KIND_DEVICE | GPU_KIND_POOL) == k,
+              "call 1006 device, holding its pool");
+        check(GPU_OK == gpu_kind_read(w.slot, 1007, &k) &&
+              (GPU_KIND_DEVICE | GPU_KIND_BUSY | GPU_KIND_POOL) == k,
+              "call 1007 device, busy, holding its pool");
+        check(GPU_OK == gpu_kind_read(w.slot, 1008, &k) && GPU_KIND_DEVICE == k,
+              "call 1008 device, its pool not held");
+        check(GPU_OK == gpu_kind_read(w.slot, 1004, &k) && GPU_KIND_DEVICE == k,
+              "call 1004 still device only");
+    }
+    {
         int freed = -1;
         check(gpu_kind_slot_find_last(r, 7, &freed) == gpu_kind_slot_find(r, 7) && 0 == freed,
               "find_last gives the live slot");
@@ -150,9 +169,9 @@ int main(void)
         /* a rank on another node may still ask about the last calls */
         gpu_kind_slot_t *last = gpu_kind_slot_find_last(r, 7, &freed);
         check(NULL != last && 1 == freed, "find_last gives the freed slot");
-        check(NULL != last && GPU_OK == gpu_kind_read(last, 1004, &k) && GPU_KIND_DEVICE == k,
+        check(NULL != last && GPU_OK == gpu_kind_read(last, 1008, &k) && GPU_KIND_DEVICE == k,
               "the freed slot still reads its last call");
-        check(NULL != last && GPU_INPROGRESS == gpu_kind_read(last, 1005, &k),
+        check(NULL != last && GPU_INPROGRESS == gpu_kind_read(last, 1009, &k),
               "a call the owner never made reads not yet");
         check(NULL == gpu_kind_slot_find_last(r, 8, &freed), "find_last of an unknown key");
     }
