@@ -76,7 +76,8 @@ static void gpu_put_end(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p, in
 }
 
 /* A bcast among more than two ranks is spread (kernels/gpu_put.h): every
- * rank's buffer is read by the others.  The same answer on every rank. */
+ * rank's buffer is written (or read) by the others.  The same answer on
+ * every rank. */
 static int gpu_put_spread(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *p)
 {
     return p->one_way && c->nranks > 2;
@@ -188,6 +189,7 @@ static gpu_status_t gpu_put_spread_args(const gpu_engine_comm_t *c, const gpu_xc
 {
     const char *buf;
     a->root = gpu_put_spread_buf(c, p, &buf);
+    a->push = !c->p.put_read;
     a->len = p->ll_bytes;
     if (a->root < 0 || 0 == a->len) {
         a->root = -1;   /* nothing moves: the kernel only meets the others */
@@ -366,7 +368,7 @@ gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.err = c->err_dev;
     GPU_LOG(20, "%s: put (%s), %d segments, %d sources, %s, %d blocks", gpu_engine_what(what),
-            gpu_put_reads(c, plan) ? "read" : "write", a.nsegs, a.nsrc,
+            gpu_put_reads(c, plan) && !a.push ? "read" : "write", a.nsegs, a.nsrc,
             a.root >= 0 ? "spread" : "direct", c->p.xchg_nblocks);
     c->t_launch = gpu_clock_now();
     if (GPU_XCHG_REDUCE == plan->mode) {

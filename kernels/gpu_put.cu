@@ -162,6 +162,49 @@ __global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
     put_done(a);
 }
 
+/* The spread by writes (gpu_put.h): the root's blocks start on different
+ * pieces, so every owner's first shares land at once. */
+__global__ void __launch_bounds__(1024) k_put_spread_push(gpu_put_args_t a)
+{
+    __shared__ int ok;
+    const char *mine = a.from[a.rank];
+    size_t off, len, o, n;
+    if (a.rank == a.root) {
+        for (int k = 0; k < a.nranks - 1; ++k) {
+            const int i = (int) ((blockIdx.x + k) % (unsigned) (a.nranks - 1));
+            const int q = i < a.root ? i : i + 1;
+            spread_piece(a, q, &off, &len);
+            block_share(len, &o, &n);
+            block_copy(const_cast<char *>(a.from[q]) + off + o, mine + off + o, n);
+            __syncthreads();
+            if (0 == threadIdx.x) {
+                __threadfence_system();
+                st_release_sys(put_landed(a.flags[q], a.root, blockIdx.x), a.call);
+            }
+        }
+    } else {
+        spread_piece(a, a.rank, &off, &len);
+        block_share(len, &o, &n);
+        if (n > 0) {
+            if (0 == threadIdx.x) {
+                ok = wait_geq(put_landed(a.flags[a.rank], a.root, blockIdx.x), a.call,
+                              a.timeout_ns, a.err, a.root, GPU_STAGE_PUT);
+            }
+            __syncthreads();
+            if (!ok) {
+                return;
+            }
+            for (int k = 1; k < a.nranks; ++k) {
+                const int q = (a.rank + k) % a.nranks;
+                if (q != a.root) {
+                    block_copy(const_cast<char *>(a.from[q]) + off + o, mine + off + o, n);
+                }
+            }
+        }
+    }
+    put_done(a);
+}
+
 struct fold_launcher {
     const gpu_put_args_t *a;
     int nblocks, nthreads;
@@ -216,7 +259,11 @@ extern "C" gpu_status_t gpu_kernel_put_spread(const gpu_put_args_t *args, int nb
         GPU_ERROR("invalid spread bcast: %d ranks, root %d", args->nranks, args->root);
         return GPU_ERR_INVALID;
     }
-    k_put_spread<<<nblocks, nthreads, 0, static_cast<cudaStream_t>(stream)>>>(*args);
+    if (args->push) {
+        k_put_spread_push<<<nblocks, nthreads, 0, static_cast<cudaStream_t>(stream)>>>(*args);
+    } else {
+        k_put_spread<<<nblocks, nthreads, 0, static_cast<cudaStream_t>(stream)>>>(*args);
+    }
     return put_launched();
 }
 

@@ -57,7 +57,9 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .fallback = NULL,
     /* 4x H100 (docs/results/h100x4_2026-11-26_chains): below 16 MiB the
      * root writing to (reading from) every rank beat the chains */
-    .bcast_chain_min = 16ul * 1024 * 1024,
+    /* below it the put path's spread by writes is faster on 4 and 3 GPUs
+     * (16 MiB: 101 us against the chain's 145; docs/results/h100x4_2026-11-27_s7) */
+    .bcast_chain_min = 64ul * 1024 * 1024,
     .reduce_chain_min = 16ul * 1024 * 1024,
     .xchg_scratch_bytes = 256ul * 1024 * 1024,
     .xchg_nblocks = 128,
@@ -208,7 +210,8 @@ static int mca_coll_gpu_register(void)
                      OPAL_INFO_LVL_6, &c->put_ce);
     mca_coll_gpu_reg("bcast_chain_min", "Smallest device-buffer bcast in bytes that is "
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
-                     "root writes to every rank)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
+                     "ranks spread it: each piece from the root to one rank, from there to the "
+                     "others)", MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL,
                      OPAL_INFO_LVL_6, &c->bcast_chain_min);
     mca_coll_gpu_reg("reduce_chain_min", "Smallest device-buffer reduce in bytes that is "
                      "folded along a chain of ranks ending at the root when there are more than "
