@@ -146,7 +146,12 @@ static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
                                     uni ? NULL : a->rdispls, v->rlen, v->rdispl);
     }
     case MCA_COLL_GPU_ARGS_ALLTOALLW:
-        /* in place: the receive side is both (sbuf NULL for the hierarchy) */
+        /* in place: the receive side is both (sbuf NULL for the hierarchy).
+         * MPI_BOTTOM (absolute displacements) is NULL too, so it stages:
+         * taken for in place it sent the receive buffer's poison (4x H100) */
+        if ((MPI_IN_PLACE != a->sbuf && NULL == a->sbuf) || NULL == a->rbuf) {
+            return 0;
+        }
         v->uniform = 0;
         v->sbuf = MPI_IN_PLACE == a->sbuf ? NULL : a->sbuf;
         v->rbuf = a->rbuf;

@@ -336,7 +336,10 @@ int mca_coll_gpu_hier_nbr_ok(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
 {
     const int rounds = gpu_nbr_rounds(m->comm);
     gpu_nbr_spans_t s;
-    if (ompi_comm_size(m->comm) > GPU_MAX_PEERS || MPI_IN_PLACE == a->sbuf) {
+    /* MPI_BOTTOM is NULL, which the hierarchy's alltoallv takes for in
+     * place: such a call stages */
+    if (ompi_comm_size(m->comm) > GPU_MAX_PEERS || MPI_IN_PLACE == a->sbuf || NULL == a->sbuf ||
+        NULL == a->rbuf) {
         return 0;
     }
     for (int r = 0; r < rounds; ++r) {
