@@ -5,7 +5,7 @@
  * (mca_coll_gpu_host_again): a host-buffer program's loop pays one
  * comparison.  The blocking neighborhood collectives are ours too, so a
  * device buffer never reaches a host algorithm; the blocking barrier is
- * not (it moves no data).
+ * ours only across nodes, where the hierarchy is up (gpu_barrier).
  */
 #include "ompi_config.h"
 
@@ -497,6 +497,23 @@ static int gpu_ineighbor_alltoallw(const void *sbuf, const int *scounts, const M
     return mca_coll_gpu_route((mca_coll_gpu_module_t *) module, &a, req, NULL);
 }
 
+/* Across nodes a blocking barrier is the hierarchy's once a device call
+ * has set it up there (mca_coll_gpu_hier_barrier: every rank answers
+ * alike); elsewhere the previous module's, with no route: it moves no
+ * memory, so there is no kind to agree. */
+static int gpu_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gpu_module_t *m = (mca_coll_gpu_module_t *) module;
+    int ran = 0, ret;
+    if (!m->one_node && !OMPI_COMM_IS_INTER(comm)) {
+        ret = mca_coll_gpu_hier_barrier(m, &ran);
+        if (ran) {
+            return ret;
+        }
+    }
+    return m->prev.coll_barrier(comm, m->prev.coll_barrier_module);
+}
+
 static int gpu_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **req,
                         mca_coll_base_module_t *module)
 {
@@ -555,6 +572,7 @@ void mca_coll_gpu_install_entries(mca_coll_gpu_module_t *m)
     m->super.coll_ineighbor_alltoallv = gpu_ineighbor_alltoallv;
     m->super.coll_neighbor_alltoallw = gpu_neighbor_alltoallw;
     m->super.coll_ineighbor_alltoallw = gpu_ineighbor_alltoallw;
+    m->super.coll_barrier = gpu_barrier;
     m->super.coll_ibarrier = gpu_ibarrier;
 }
 
@@ -639,6 +657,9 @@ void mca_coll_gpu_entries_enable(mca_coll_gpu_module_t *m)
     }
     if (NULL == m->prev.coll_ineighbor_alltoallw) {
         m->super.coll_ineighbor_alltoallw = NULL;
+    }
+    if (NULL == m->prev.coll_barrier) {
+        m->super.coll_barrier = NULL;
     }
     if (NULL == m->prev.coll_ibarrier) {
         m->super.coll_ibarrier = NULL;

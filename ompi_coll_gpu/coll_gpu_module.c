@@ -46,6 +46,7 @@ static const size_t mca_coll_gpu_prev_modules[] = {
     offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoall_module),
     offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoallv_module),
     offsetof(mca_coll_base_comm_coll_t, coll_neighbor_alltoallw_module),
+    offsetof(mca_coll_base_comm_coll_t, coll_barrier_module),
     offsetof(mca_coll_base_comm_coll_t, coll_ibarrier_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iallgather_module),
     offsetof(mca_coll_base_comm_coll_t, coll_iallgatherv_module),

@@ -200,7 +200,7 @@ typedef struct {
 void cf_red_prepare(const cf_red_t *p, cf_prep_t *out);
 
 /* the test files */
-void cf_test_barrier(const cf_comm_t *c);
+void cf_test_barrier(const cf_comm_t *c, const char *when);
 void cf_test_move(const cf_comm_t *c);
 void cf_test_alltoallw(const cf_comm_t *c);
 void cf_test_signatures(const cf_comm_t *c);

@@ -56,14 +56,17 @@ static void barrier_check(void *ctx, int round)
     }
 }
 
-void cf_test_barrier(const cf_comm_t *c)
+/* when: "" before the communicator's first collective on buffers, "/again"
+ * after them (across nodes coll/gpu's barrier is the hierarchy's only once
+ * a device call has set it up) */
+void cf_test_barrier(const cf_comm_t *c, const char *when)
 {
     barrier_ctx b = { c, 0 };
     cf_hooks_t h = { barrier_fill, barrier_check, &b };
     cf_call_t call = { .coll = C_BARRIER, .comm = c->comm };
     int f;
     for (f = 0; f < CF_NFORMS; ++f) {
-        if (!cf_case("barrier/%s/%s/%s", cf_form_names[f], c->name, cf_mem_name())) {
+        if (!cf_case("barrier/%s/%s/%s%s", cf_form_names[f], c->name, cf_mem_name(), when)) {
             continue;
         }
         cf_run(&call, (cf_form_t) f, &h);
@@ -131,12 +134,13 @@ int main(int argc, char **argv)
     comm_describe(&comms[2], split, "evenodd");
     comm_describe(&comms[3], MPI_COMM_SELF, "self");
     for (k = 0; k < 4; ++k) {
-        cf_test_barrier(&comms[k]);
+        cf_test_barrier(&comms[k], "");
         cf_test_move(&comms[k]);
         cf_test_alltoallw(&comms[k]);
         cf_test_signatures(&comms[k]);
         cf_test_reduce(&comms[k]);
         cf_test_outstanding(&comms[k]);
+        cf_test_barrier(&comms[k], "/again");
     }
     MPI_Comm_free(&rev);
     MPI_Comm_free(&split);
