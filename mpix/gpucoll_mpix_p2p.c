@@ -49,6 +49,8 @@ typedef struct gc_preq {
     gc_job_t rjob;
     uint32_t rdone;            /* rjob's flag: 1 while not handed over */
     int copying;
+    int told;                  /* its copy's stall was reported */
+    double copy_since;         /* when its copy was issued */
     gc_ipc_copy_t cp;
     struct gc_preq *next_all, *next_free, *next_live;
 } gc_preq_t;
@@ -344,9 +346,25 @@ static int gc_recv_step(gc_job_t *j)
             return gc_recv_end(r, MPI_ERR_OTHER, why);
         }
         r->copying = 1;
+        r->told = 0;
+        r->copy_since = gcs_clock();
     }
     ret = p->ipc->copy_test(&r->cp, &why);
     if (0 == ret) {
+        /* the wait timed out while the GPU had not run this copy: say so,
+         * which tells a copy held back on the device (say, behind a kernel
+         * the application's first launch loads, which may wait for the
+         * device to be idle) from a message that never came */
+        if (!r->told && gcs_broken(gc_comm_shm(r->c))) {
+            r->told = 1;
+            fprintf(stderr, "MPIX_Irecv_enqueue: rank %d: the copy of %zu bytes from rank %d "
+                    "into the receive buffer, issued %.1f s ago on libgpucoll's stream, has "
+                    "not run on the device: something holds it back there (a call that waits "
+                    "for the device to be idle would, e.g. a kernel's first launch under "
+                    "CUDA's lazy loading)\n",
+                    gcs_rank(gc_comm_shm(r->c)), r->m.got < r->m.bytes ? r->m.got : r->m.bytes,
+                    r->m.peer, gcs_clock() - r->copy_since);
+        }
         return GCS_PENDING;
     }
     r->copying = 0;

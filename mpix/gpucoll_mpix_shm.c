@@ -705,6 +705,11 @@ int gcs_poll(gcs_t *t)
     return MPI_SUCCESS;
 }
 
+int gcs_broken(const gcs_t *t)
+{
+    return t->broken;
+}
+
 void gcs_recv_done(gcs_t *t, gcs_msg_t *m)
 {
     if (m->remote) {

@@ -124,6 +124,8 @@ void gcs_post(gcs_t *t, gcs_msg_t *m);
 /* One pass over every posted message (progress thread): MPI_SUCCESS, or
  * an error once the transport is broken (an earlier timeout). */
 int gcs_poll(gcs_t *t);
+/* whether a timeout broke the transport (a look: no progress) */
+int gcs_broken(const gcs_t *t);
 /* Receive m has arrived and its caller is done with it (its bytes are
  * where they go): it completes, and a sender by reference may go on. */
 void gcs_recv_done(gcs_t *t, gcs_msg_t *m);
