@@ -359,12 +359,18 @@ int mca_coll_gpu_hier_run_nbr(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_
     gpu_nbr_spans_t s;
 
     *ran = 0;
-    if (!mca_coll_gpu_hier_nbr_ok(m, a)) {
-        return MPI_SUCCESS;   /* eligibility said otherwise: not reached */
-    }
+    /* every round's spans passed the route's eligibility check
+     * (mca_coll_gpu_hier_nbr_ok), on every rank: each is cut once more here,
+     * not checked twice */
     for (int r = 0; r < rounds && GPU_OK == st; ++r) {
         mca_coll_gpu_trace_t trace;
-        (void) gpu_nbr_hier_spans(m, a, r, rounds, &s);
+        if (!gpu_nbr_hier_spans(m, a, r, rounds, &s)) {
+            if (0 == r) {
+                return MPI_SUCCESS;   /* not reached: the route staged such a call */
+            }
+            st = GPU_ERR_INVALID;
+            break;
+        }
         mca_coll_gpu_trace_begin(&trace, what, s.rl[0],
                                  gpu_hier_algo(m->hier, GPU_HIER_ALLTOALLV, 1, 1));
         st = gpu_hier_alltoallv(m->hier, a->sbuf, s.sl, s.sd, a->rbuf, s.rl, s.rd);
