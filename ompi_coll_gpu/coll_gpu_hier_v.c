@@ -11,6 +11,7 @@
 #include "ompi_config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll_gpu.h"
 
@@ -133,17 +134,28 @@ static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
     case MCA_COLL_GPU_ARGS_ALLTOALL:
     case MCA_COLL_GPU_ARGS_ALLTOALLV: {
         const int uni = MCA_COLL_GPU_ARGS_ALLTOALL == a->kind;
+        const int in_place = MPI_IN_PLACE == a->sbuf;
         v->uniform = uni;
-        v->sbuf = a->sbuf;
+        v->sbuf = in_place ? NULL : a->sbuf;
         v->rbuf = a->rbuf;
         v->mine = 0;
-        /* in place: staged (every rank passes it alike) */
-        return MPI_IN_PLACE != a->sbuf && mca_coll_gpu_geom(a->sdtype, &sg) &&
-               mca_coll_gpu_geom(a->rdtype, &rg) &&
+        /* in place: the receive layout is both sides (sbuf NULL for the
+         * hierarchy, which sends out of a copy); MPI_BOTTOM is NULL too and
+         * stages, as alltoallw's does */
+        if ((!in_place && NULL == a->sbuf) || NULL == a->rbuf ||
+            !mca_coll_gpu_geom(a->rdtype, &rg) ||
+            !mca_coll_gpu_v_bytes(&rg, n, uni ? NULL : a->rcounts, a->rcount,
+                                  uni ? NULL : a->rdispls, v->rlen, v->rdispl)) {
+            return 0;
+        }
+        if (in_place) {
+            memcpy(v->len, v->rlen, (size_t) n * sizeof(*v->len));
+            memcpy(v->displ, v->rdispl, (size_t) n * sizeof(*v->displ));
+            return 1;
+        }
+        return mca_coll_gpu_geom(a->sdtype, &sg) &&
                mca_coll_gpu_v_bytes(&sg, n, uni ? NULL : a->scounts, a->scount,
-                                    uni ? NULL : a->sdispls, v->len, v->displ) &&
-               mca_coll_gpu_v_bytes(&rg, n, uni ? NULL : a->rcounts, a->rcount,
-                                    uni ? NULL : a->rdispls, v->rlen, v->rdispl);
+                                    uni ? NULL : a->sdispls, v->len, v->displ);
     }
     case MCA_COLL_GPU_ARGS_ALLTOALLW:
         /* in place: the receive side is both (sbuf NULL for the hierarchy).
