@@ -46,6 +46,34 @@ const gpucoll_mpix_abi_t *gc_abi(void);
  * device may read it (the flags the stream waits on) */
 void *gc_pinned(size_t bytes);
 void *gc_pinned_mapped(size_t bytes);
+/* point-to-point staging (gpucoll_mpix_stage.c): pinned, at least bytes
+ * (> 0), *cls its size class or -1 (an allocation of its own); back with
+ * gc_stage_put (CUDA may wait in a free of its own for the device: only
+ * eager descriptors that grow give one back) */
+void *gc_stage_get(size_t bytes, int *cls, size_t *got);
+void gc_stage_put(void *pin, int cls);
+/* Large areas (class -1) a growing descriptor leaves are parked, not freed:
+ * cudaFreeHost waits for the device, whose streams may wait for messages
+ * in flight that only the progress thread completes.  (4x H100:
+ * test_gpu_halo stalled in its 16 MiB eager run with or without CUDA IPC,
+ * main at 501d195 too, the receiver's progress thread asleep in a futex;
+ * the one such free in that run is a descriptor of the 1 MiB run growing
+ * while earlier iterations were in flight.  Not yet confirmed on a GPU.)
+ * The caller locks. */
+typedef struct {
+    void *pin;
+    size_t bytes;
+} gc_parked_t;
+typedef struct {
+    gc_parked_t *v;
+    int n, cap;
+} gc_park_t;
+/* the smallest parked area of at least bytes (its size in *got), or NULL */
+void *gc_park_take(gc_park_t *p, size_t bytes, size_t *got);
+/* an old area: to its class (cls >= 0) or parked */
+void gc_park_put(gc_park_t *p, void *pin, size_t bytes, int cls);
+/* with the communicator: every parked area freed */
+void gc_park_free(gc_park_t *p);
 /* the per-communicator state the point-to-point file uses */
 struct gcs;
 struct gcs *gc_comm_shm(gc_comm_t *c);

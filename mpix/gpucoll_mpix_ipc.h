@@ -52,15 +52,22 @@ typedef struct {
     int (*device_of)(const void *buf);
     /* progress thread: copy bytes into dst from src, or, with ref, from the
      * sender's buffer it names (mapped once per allocation); 0 when
-     * started, else -1 and why */
+     * started, 1 when not yet (its mapping is being closed: ask again),
+     * -2 and why when this process cannot map the sender's buffer (its
+     * bytes can come another way), else -1 and why */
     int (*copy_start)(gc_ipc_copy_t *cp, void *dst, const void *src, const gc_ipc_ref_t *ref,
                       size_t bytes, const char **why);
     /* progress thread, as a message by reference arrives: this process's
      * mappings of the sender's allocations that ref names gone are to close */
     void (*forget)(const gc_ipc_ref_t *ref);
-    /* application's thread, not capturing: close them (CUDA may wait there
-     * for the device's work, so never on the progress thread) */
-    void (*reap)(void);
+    /* application's thread, not capturing: close them (CUDA waits there
+     * for the device's work, so never on the progress thread); busy: a
+     * receive of the process is under way, whose copy that work may wait
+     * for, so only when many wait */
+    void (*reap)(int busy);
+    /* progress thread: n bytes from src to dst (one of them host memory, the
+     * other on device dev), done on return; 0, else -1 and why */
+    int (*copy_sync)(void *dst, const void *src, size_t n, int dev, const char **why);
     /* progress thread: 1 done, 0 not yet, -1 failed (why) */
     int (*copy_test)(gc_ipc_copy_t *cp, const char **why);
     /* the descriptor goes (application's thread) */

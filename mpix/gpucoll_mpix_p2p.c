@@ -49,6 +49,7 @@ typedef struct gc_preq {
     gc_job_t rjob;
     uint32_t rdone;            /* rjob's flag: 1 while not handed over */
     int copying;
+    int noted;                 /* its message's arrival was taken in */
     int told;                  /* its copy's stall was reported */
     double copy_since;         /* when its copy was issued */
     gc_ipc_copy_t cp;
@@ -72,83 +73,19 @@ struct gc_p2p {
     unsigned char *ipc_ok;     /* per peer: it maps this rank's buffers (NULL: none) */
     unsigned long long *gone_cursor;   /* per peer: the freed exports it was told of */
     /* how the messages went (GPUCOLL_STREAM_VERBOSE=1 prints them) */
-    unsigned long long sends_ipc, sends_staged, recvs_ipc, recvs_staged;
+    unsigned long long sends_ipc, sends_staged, recvs_ipc, recvs_staged, recvs_bounced;
+    gc_park_t parked;          /* large areas growing descriptors left (gc_p2p_lock) */
 };
 
 _Static_assert(sizeof(gc_ipc_ref_t) <= GCS_ATT_MAX, "a reference must fit a message's att");
 
 /* the requests handed out and not yet waited for, all communicators */
 static gc_preq_t *gc_live;
+/* receives enqueued (captured ones: posted) whose copy has not ended: while
+ * any is, closing a mapping may wait for the device's work that waits for
+ * it (gc_ipc_ops_t's reap) */
+static int gc_recvs_busy;
 static pthread_mutex_t gc_p2p_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Staging up to 128 KiB comes in power-of-two classes (256 B up) from
- * pinned chunks of 512 KiB that stay with the process, so an eager loop
- * that runs ahead of its stream (no descriptor free yet) gets a block
- * without a cudaMallocHost each; larger staging is allocated alone. */
-#define GC_STAGE_MIN_LOG 8
-#define GC_STAGE_MAX_LOG 17
-#define GC_STAGE_CHUNK ((size_t) 512 << 10)
-typedef struct gc_stage_blk {
-    struct gc_stage_blk *next;
-} gc_stage_blk_t;
-static gc_stage_blk_t *gc_stage[GC_STAGE_MAX_LOG - GC_STAGE_MIN_LOG + 1];   /* gc_p2p_lock */
-
-/* pinned staging of at least bytes (> 0): *cls its class, or -1 */
-static void *gc_stage_get(size_t bytes, int *cls, size_t *got)
-{
-    int k = 0;
-    gc_stage_blk_t *b;
-    char *chunk;
-
-    if (bytes > (size_t) 1 << GC_STAGE_MAX_LOG) {
-        *cls = -1;
-        *got = bytes;
-        return gc_pinned(bytes);
-    }
-    while (((size_t) 1 << (GC_STAGE_MIN_LOG + k)) < bytes) {
-        ++k;
-    }
-    *cls = k;
-    *got = (size_t) 1 << (GC_STAGE_MIN_LOG + k);
-    pthread_mutex_lock(&gc_p2p_lock);
-    b = gc_stage[k];
-    if (NULL != b) {
-        gc_stage[k] = b->next;
-    }
-    pthread_mutex_unlock(&gc_p2p_lock);
-    if (NULL != b) {
-        return b;
-    }
-    chunk = gc_pinned(GC_STAGE_CHUNK);
-    if (NULL == chunk) {
-        return NULL;
-    }
-    pthread_mutex_lock(&gc_p2p_lock);
-    for (size_t i = GC_STAGE_CHUNK / *got - 1; i > 0; --i) {
-        b = (gc_stage_blk_t *) (chunk + i * *got);
-        b->next = gc_stage[k];
-        gc_stage[k] = b;
-    }
-    pthread_mutex_unlock(&gc_p2p_lock);
-    return chunk;
-}
-
-/* staging back: a class's block to its list, an allocation of its own freed
- * (CUDA may wait there for the device: only eager descriptors that grow) */
-static void gc_stage_put(void *pin, int cls)
-{
-    if (NULL == pin) {
-        return;
-    }
-    if (cls < 0) {
-        (void) cudaFreeHost(pin);
-        return;
-    }
-    pthread_mutex_lock(&gc_p2p_lock);
-    ((gc_stage_blk_t *) pin)->next = gc_stage[cls];
-    gc_stage[cls] = pin;
-    pthread_mutex_unlock(&gc_p2p_lock);
-}
 
 static int gc_greq_query(void *extra, MPI_Status *status)
 {
@@ -179,12 +116,41 @@ static int gc_verbose(void)
     return NULL != env && atoi(env) > 0;
 }
 
+/* the bounce's copies (gcs_set_bounce), on the progress thread: a message
+ * by reference that its receiver cannot map, through host memory */
+static int gc_bounce_out(gcs_msg_t *m, char *host, size_t off, size_t n)
+{
+    gc_preq_t *r = (gc_preq_t *) m;
+    gc_p2p_t *p = *gc_comm_p2p(r->c);
+    const char *why = NULL;
+    if (0 != p->ipc->copy_sync(host, r->user + off, n, p->ipc->device_of(r->user), &why)) {
+        fprintf(stderr, "MPIX_Isend_enqueue: %s\n", why);
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
+static int gc_bounce_in(gcs_msg_t *m, char *host, size_t off, size_t n)
+{
+    gc_preq_t *r = (gc_preq_t *) m;
+    gc_p2p_t *p = *gc_comm_p2p(r->c);
+    const char *why = NULL;
+    if (0 != p->ipc->copy_sync(r->user + off, host, n, r->cp.dev, &why)) {
+        fprintf(stderr, "MPIX_Irecv_enqueue: %s\n", why);
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
 static gc_p2p_t *gc_p2p_of(gc_comm_t *c)
 {
     gc_p2p_t **pp = gc_comm_p2p(c);
     pthread_mutex_lock(&gc_p2p_lock);
     if (NULL == *pp && NULL != (*pp = calloc(1, sizeof(**pp)))) {
         (*pp)->ipc = &gc_ipc_cuda_ops;
+        if (NULL != gc_comm_shm(c)) {
+            gcs_set_bounce(gc_comm_shm(c), gc_bounce_out, gc_bounce_in);
+        }
     }
     pthread_mutex_unlock(&gc_p2p_lock);
     return *pp;
@@ -221,9 +187,9 @@ void gc_p2p_release(gc_comm_t *c)
     }
     if (gc_verbose() && NULL != gc_comm_shm(c)) {
         fprintf(stderr, "gpucoll: rank %d: point-to-point enqueue: %llu sends by %s, %llu "
-                "staged; %llu receives by %s, %llu staged\n", gcs_rank(gc_comm_shm(c)),
-                p->sends_ipc, p->ipc->name, p->sends_staged, p->recvs_ipc, p->ipc->name,
-                p->recvs_staged);
+                "staged; %llu receives by %s (%llu of them through host memory: not "
+                "mapped), %llu staged\n", gcs_rank(gc_comm_shm(c)), p->sends_ipc, p->ipc->name,
+                p->sends_staged, p->recvs_ipc, p->ipc->name, p->recvs_bounced, p->recvs_staged);
     }
     while (NULL != p->all) {
         gc_preq_t *r = p->all;
@@ -232,7 +198,8 @@ void gc_p2p_release(gc_comm_t *c)
         p->ipc->copy_free(&r->cp);
         free(r);
     }
-    p->ipc->reap();
+    gc_park_free(&p->parked);
+    p->ipc->reap(0 != __atomic_load_n(&gc_recvs_busy, __ATOMIC_RELAXED));
     free(p->ipc_ok);
     free(p->gone_cursor);
     while (NULL != p->waits) {
@@ -247,8 +214,8 @@ void gc_p2p_release(gc_comm_t *c)
 /* a descriptor with bytes of pinned staging (none for 0: an empty message
  * or a send by reference): a captured call's own.  An eager one is the
  * free descriptor whose staging fits best, else the largest, which grows:
- * a pinned allocation is slow and CUDA may wait in it (and in the free of
- * the old area) for the device's work (gc_stage keeps small areas), so
+ * a pinned allocation is slow and CUDA may wait in it for the device's
+ * work (gc_stage keeps small areas, gc_park_put large ones), so
  * sends that need none must not
  * take the receives' areas (on 4x H100 an eager 0-byte halo iteration took
  * 1.1 ms: each of its messages took a new 1-byte area, the descriptors of
@@ -287,13 +254,18 @@ static gc_preq_t *gc_preq_get(gc_comm_t *c, size_t bytes, int persistent)
     if (r->pin_bytes < bytes) {
         size_t got = 0;
         int cls = -1;
-        void *p = gc_stage_get(bytes, &cls, &got);
-        if (NULL == p) {
+        void *pin;
+        pthread_mutex_lock(&gc_p2p_lock);
+        pin = gc_park_take(&p->parked, bytes, &got);
+        pthread_mutex_unlock(&gc_p2p_lock);
+        if (NULL == pin && NULL == (pin = gc_stage_get(bytes, &cls, &got))) {
             return NULL;   /* stays on the communicator's list, freed with it */
         }
         /* an eager descriptor's old area: the stream has passed its use */
-        gc_stage_put(r->pin, r->pin_class);
-        r->pin = p;
+        pthread_mutex_lock(&gc_p2p_lock);
+        gc_park_put(&p->parked, r->pin, r->pin_bytes, r->pin_class);
+        pthread_mutex_unlock(&gc_p2p_lock);
+        r->pin = pin;
         r->pin_bytes = got;
         r->pin_class = cls;
     }
@@ -309,6 +281,8 @@ static int gc_recv_end(gc_preq_t *r, int ret, const char *why)
                 NULL != why ? why : "the transport is broken (an earlier timeout)");
         r->m.err = ret;
     }
+    r->noted = 0;
+    __atomic_sub_fetch(&gc_recvs_busy, 1, __ATOMIC_RELAXED);
     gcs_recv_done(gc_comm_shm(r->c), &r->m);
     return ret;
 }
@@ -323,6 +297,16 @@ static int gc_recv_step(gc_job_t *j)
     const char *why = NULL;
     int ret;
 
+    if (r->m.bouncing) {   /* through host memory: the transport's progress copies */
+        if (MPI_SUCCESS != gcs_poll(gc_comm_shm(r->c))) {
+            return gc_recv_end(r, MPI_ERR_OTHER, NULL);
+        }
+        if (!r->m.bounced) {
+            return GCS_PENDING;
+        }
+        ret = MPI_ERR_TRUNCATE == r->m.err ? MPI_SUCCESS : r->m.err;
+        return gc_recv_end(r, ret, "its copy out of host memory failed");
+    }
     if (!r->copying) {
         gc_ipc_ref_t ref;
         size_t n;
@@ -335,14 +319,37 @@ static int gc_recv_step(gc_job_t *j)
         n = r->m.got < r->m.bytes ? r->m.got : r->m.bytes;
         if (r->m.remote) {
             memcpy(&ref, r->m.ratt, sizeof(ref));
-            p->ipc->forget(&ref);
         }
-        __atomic_add_fetch(r->m.remote ? &p->recvs_ipc : &p->recvs_staged, 1, __ATOMIC_RELAXED);
+        if (!r->noted) {
+            if (r->m.remote) {
+                p->ipc->forget(&ref);
+            }
+            __atomic_add_fetch(r->m.remote ? &p->recvs_ipc : &p->recvs_staged, 1,
+                               __ATOMIC_RELAXED);
+            r->noted = 1;
+        }
         if (0 == n) {
             return gc_recv_end(r, MPI_SUCCESS, NULL);
         }
-        if (0 != p->ipc->copy_start(&r->cp, r->user, r->pin, r->m.remote ? &ref : NULL, n,
-                                    &why)) {
+        ret = p->ipc->copy_start(&r->cp, r->user, r->pin, r->m.remote ? &ref : NULL, n, &why);
+        if (1 == ret) {
+            return GCS_PENDING;   /* the mapping it needs is being closed: next round */
+        }
+        if (-2 == ret) {
+            /* this rank cannot map the sender's memory: its bytes come through
+             * host memory (gcs_bounce_ask), once no other bounce of the pair is on */
+            if (!gcs_bounce_ask(gc_comm_shm(r->c), &r->m)) {
+                return GCS_PENDING;
+            }
+            __atomic_add_fetch(&p->recvs_bounced, 1, __ATOMIC_RELAXED);
+            if (gc_verbose()) {
+                fprintf(stderr, "gpucoll: rank %d: a message of %zu bytes from rank %d comes "
+                        "through host memory: %s\n", gcs_rank(gc_comm_shm(r->c)), n, r->m.peer,
+                        why);
+            }
+            return GCS_PENDING;
+        }
+        if (0 != ret) {
             return gc_recv_end(r, MPI_ERR_OTHER, why);
         }
         r->copying = 1;
@@ -378,6 +385,9 @@ static void gc_post_fn(void *arg)
         /* its last step still runs: only after a timeout broke the transport */
         gc_comm_set_error(r->c, MPI_ERR_OTHER);
         return;
+    }
+    if (!r->m.send && r->persistent) {
+        __atomic_add_fetch(&gc_recvs_busy, 1, __ATOMIC_RELAXED);
     }
     gcs_post(gc_comm_shm(r->c), &r->m);
     if (r->m.send) {
@@ -485,7 +495,8 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
         return gc_fail(MPI_ERR_NO_MEM, fn, "no memory for the point-to-point state");
     }
     if (cudaStreamCaptureStatusNone == cap) {
-        p->ipc->reap();   /* the mappings the progress thread let go */
+        /* the mappings the progress thread let go */
+        p->ipc->reap(0 != __atomic_load_n(&gc_recvs_busy, __ATOMIC_RELAXED));
     }
     /* a send goes by reference where the peer maps this rank's buffers and
      * this one has a CUDA IPC handle; else by value, from pinned staging */
@@ -524,7 +535,13 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
         cudaSuccess != cudaMemcpyAsync(r->pin, r->user, bytes, cudaMemcpyDefault, st)) {
         return gc_fail(MPI_ERR_OTHER, fn, cudaGetErrorString(cudaGetLastError()));
     }
+    if (!send && !r->persistent) {   /* captured ones count as a replay posts them */
+        __atomic_add_fetch(&gc_recvs_busy, 1, __ATOMIC_RELAXED);
+    }
     if (cudaSuccess != cudaLaunchHostFunc(st, gc_post_fn, r)) {
+        if (!send && !r->persistent) {
+            __atomic_sub_fetch(&gc_recvs_busy, 1, __ATOMIC_RELAXED);
+        }
         return gc_fail(MPI_ERR_OTHER, fn, cudaGetErrorString(cudaGetLastError()));
     }
     ret = MPI_Grequest_start(gc_greq_query, gc_greq_free, gc_greq_cancel, r, &r->handle);

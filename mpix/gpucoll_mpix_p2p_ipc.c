@@ -60,10 +60,18 @@
  * later message by reference to a peer carries the ids that peer has not
  * been told of (a cursor per peer into the log); the receiver's progress
  * thread lets its mappings of them go as the message arrives, and its
- * application's thread closes them at its next enqueue that is not
- * captured (a close may wait for the device).  A peer that gets no more
- * messages by reference from that sender keeps its mappings until the
- * process ends.
+ * application's thread closes them at an enqueue that is not captured
+ * while no receive of the process is under way (a close waits for the
+ * device's work, 1.9 s behind a stream memory wait on 4x H100, and that
+ * work may wait for a copy of the progress thread's).  A peer that gets
+ * no more messages by reference from that sender keeps its mappings until
+ * the process ends.
+ *
+ * One handle, one mapping: CUDA gives an allocation freed and made again
+ * at the same address and size the same handle (4x H100: a new buffer id,
+ * the same 64 bytes), so a mapping is found by (sender, base, handle) and
+ * taken back from the closing list rather than opened a second time while
+ * its close is pending or under way ("resource already mapped").
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -80,6 +88,7 @@
 #define GC_IPC_MAX_DEV 64
 #define GC_IPC_GONE_LOG 256   /* freed exports remembered (a slow peer skips older ones) */
 #define GC_IPC_CHECKS 2       /* cached exports checked per export */
+#define GC_IPC_REAP_BUSY 64   /* mappings to close that a busy process closes anyway */
 
 enum {  /* CUpointer_attribute */
     GC_PA_MEMORY_TYPE = 2, GC_PA_BUFFER_ID = 7, GC_PA_IS_MANAGED = 8, GC_PA_RANGE_START = 11,
@@ -98,6 +107,7 @@ typedef struct {
     int32_t pid;
     uint64_t base, id;
     void *mapped;
+    unsigned char handle[64];
 } gc_import_t;
 
 static struct {
@@ -109,8 +119,10 @@ static struct {
     uint64_t gone[GC_IPC_GONE_LOG];   /* ring of freed exports' ids */
     unsigned long long ngone;         /* ids ever logged */
     int check;                        /* the next cached export to check */
-    void **closing;                   /* mappings whose close waits for the application */
+    gc_import_t *closing;             /* mappings whose close waits for the application */
     int nclosing, capclosing;
+    gc_import_t shut;                 /* the one the application closes now */
+    int shutting;
     cudaStream_t streams[GC_IPC_MAX_DEV];   /* the progress thread's, per device */
 } gc_ipc = { PTHREAD_MUTEX_INITIALIZER };
 
@@ -123,6 +135,36 @@ static void gc_attrs_find(void)
         p = dlsym(h, "cuPointerGetAttributes");
     }
     gc_attrs_fn = (gc_attrs_fn_t) p;
+}
+
+/* GPUCOLL_STREAM_VERBOSE=2: every mapping opened, taken again and closed */
+static int gc_ipc_trace(void)
+{
+    static int level = -1;
+    if (level < 0) {
+        const char *env = getenv("GPUCOLL_STREAM_VERBOSE");
+        level = NULL != env ? atoi(env) : 0;
+    }
+    return level >= 2;
+}
+
+static unsigned gc_hsum(const unsigned char *h)
+{
+    unsigned s = 2166136261u;
+    for (int i = 0; i < 64; ++i) {
+        s = (s ^ h[i]) * 16777619u;
+    }
+    return s;
+}
+
+static void gc_ipc_say(const char *what, int32_t pid, uint64_t base, uint64_t id,
+                       const unsigned char *handle, const void *mapped, const char *res)
+{
+    if (gc_ipc_trace()) {
+        fprintf(stderr, "gpucoll: pid %d: IPC %s: pid %d base 0x%llx id %llu handle %08x -> %p%s%s\n",
+                (int) getpid(), what, (int) pid, (unsigned long long) base,
+                (unsigned long long) id, gc_hsum(handle), mapped, res ? ": " : "", res ? res : "");
+    }
 }
 
 static int gc_ipc_enabled(void)
@@ -170,18 +212,24 @@ static void gc_gone_log(uint64_t id)
  * of the 5-double one, went no further; so does the CUDA runtime stand-in
  * once its close waits as cudaFree).  Where the list cannot grow the
  * mapping stays open until the process ends. */
-static void gc_close_later(void *p)
+static void gc_close_later(const gc_import_t *e)
 {
+    gc_ipc_say("to close", e->pid, e->base, e->id, e->handle, e->mapped, NULL);
     if (gc_ipc.nclosing == gc_ipc.capclosing) {
         const int cap = gc_ipc.capclosing ? 2 * gc_ipc.capclosing : 16;
-        void **q = realloc(gc_ipc.closing, (size_t) cap * sizeof(*q));
+        gc_import_t *q = realloc(gc_ipc.closing, (size_t) cap * sizeof(*q));
         if (NULL == q) {
             return;
         }
         gc_ipc.closing = q;
         gc_ipc.capclosing = cap;
     }
-    gc_ipc.closing[gc_ipc.nclosing++] = p;
+    gc_ipc.closing[gc_ipc.nclosing++] = *e;
+}
+
+static int gc_same(const gc_import_t *e, const gc_ipc_ref_t *ref)
+{
+    return e->pid == ref->pid && e->base == ref->base && 0 == memcmp(e->handle, ref->handle, 64);
 }
 
 /* a few cached exports whose allocation is no longer there are logged
@@ -286,6 +334,7 @@ static int gc_cuda_export(const void *buf, size_t bytes, unsigned long long *gon
     ref->id = id;
     ref->offset = (uint64_t) (uintptr_t) buf - base;
     ref->pid = (int32_t) getpid();
+    gc_ipc_say("export", ref->pid, base, id, ref->handle, buf, NULL);
     memset(ref->gone, 0, sizeof(ref->gone));
     if (NULL != gone_cursor) {
         gc_gone_take(gone_cursor, ref);
@@ -312,8 +361,8 @@ static void gc_cuda_forget(const gc_ipc_ref_t *ref)
         for (int k = 0; k < n && !gone; ++k) {
             gone = e->pid == ref->pid && e->id == ref->gone[k];
         }
-        if (gone) {
-            gc_close_later(e->mapped);
+        if (gone && !gc_same(e, ref)) {   /* one this message names again stays */
+            gc_close_later(e);
             *e = gc_ipc.im[--gc_ipc.nim];
         } else {
             ++i;
@@ -322,32 +371,41 @@ static void gc_cuda_forget(const gc_ipc_ref_t *ref)
     pthread_mutex_unlock(&gc_ipc.lock);
 }
 
-/* application's thread, not capturing: close the mappings that went.
- * CUDA may wait here for the device's work, as cudaFree does; this thread
- * sets no flag a stream waits for, the progress thread goes on meanwhile */
-static void gc_cuda_reap(void)
+/* application's thread, not capturing: close the mappings that went, one
+ * at a time (the progress thread may want one back meanwhile), once no
+ * receive is under way (busy: one may be, whose copy the device's work
+ * behind the close waits for) or when many wait */
+static void gc_cuda_reap(int busy)
 {
     enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    void **list;
-    int n;
+    const int n = __atomic_load_n(&gc_ipc.nclosing, __ATOMIC_RELAXED);
 
-    if (0 == __atomic_load_n(&gc_ipc.nclosing, __ATOMIC_RELAXED)) {
+    if (0 == n || (busy && n < GC_IPC_REAP_BUSY)) {
         return;
     }
-    pthread_mutex_lock(&gc_ipc.lock);
-    list = gc_ipc.closing;
-    n = gc_ipc.nclosing;
-    gc_ipc.closing = NULL;
-    gc_ipc.nclosing = gc_ipc.capclosing = 0;
-    pthread_mutex_unlock(&gc_ipc.lock);
     /* relaxed: another thread's capture in global mode is not broken by it */
     (void) cudaThreadExchangeStreamCaptureMode(&mode);
-    for (int i = 0; i < n; ++i) {
-        (void) cudaIpcCloseMemHandle(list[i]);
-        (void) cudaGetLastError();
+    pthread_mutex_lock(&gc_ipc.lock);
+    while (gc_ipc.nclosing > 0 && !gc_ipc.shutting) {
+        gc_ipc.shut = gc_ipc.closing[--gc_ipc.nclosing];
+        gc_ipc.shutting = 1;
+        pthread_mutex_unlock(&gc_ipc.lock);
+        {
+            const cudaError_t err = cudaIpcCloseMemHandle(gc_ipc.shut.mapped);
+            (void) cudaGetLastError();
+            gc_ipc_say("closed", gc_ipc.shut.pid, gc_ipc.shut.base, gc_ipc.shut.id,
+                       gc_ipc.shut.handle, gc_ipc.shut.mapped, cudaGetErrorString(err));
+        }
+        pthread_mutex_lock(&gc_ipc.lock);
+        gc_ipc.shutting = 0;
     }
+    if (0 == gc_ipc.nclosing) {
+        free(gc_ipc.closing);
+        gc_ipc.closing = NULL;
+        gc_ipc.capclosing = 0;
+    }
+    pthread_mutex_unlock(&gc_ipc.lock);
     (void) cudaThreadExchangeStreamCaptureMode(&mode);
-    free(list);
 }
 
 static int gc_cuda_device_of(const void *buf)
@@ -378,27 +436,41 @@ static cudaError_t gc_open(const unsigned char *handle, void **p)
     return cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess);
 }
 
-/* progress thread: this process's address of the sender's allocation */
+/* progress thread: this process's address of the sender's allocation;
+ * NULL with *why NULL: its mapping is being closed, ask again later */
 static void *gc_import(const gc_ipc_ref_t *ref, const char **why)
 {
     void *p = NULL;
     cudaError_t err;
-    int i;
+    int i, k;
 
     pthread_mutex_lock(&gc_ipc.lock);
     for (i = 0; i < gc_ipc.nim; ++i) {
         gc_import_t *e = &gc_ipc.im[i];
         if (e->pid == ref->pid && e->base == ref->base) {
-            if (e->id == ref->id) {
+            if (e->id == ref->id || gc_same(e, ref)) {
+                if (e->id != ref->id) {
+                    gc_ipc_say("same handle, new id", ref->pid, ref->base, ref->id, ref->handle,
+                               e->mapped, NULL);
+                }
+                e->id = ref->id;   /* the same handle: CUDA's same allocation */
                 pthread_mutex_unlock(&gc_ipc.lock);
                 return e->mapped;
             }
             /* the sender's allocation there is another one now */
-            gc_close_later(e->mapped);
+            gc_close_later(e);
+            *e = gc_ipc.im[--gc_ipc.nim];
             break;
         }
     }
-    if (i == gc_ipc.nim && gc_ipc.nim == gc_ipc.capim) {
+    for (k = 0; k < gc_ipc.nclosing && !gc_same(&gc_ipc.closing[k], ref); ++k) {
+    }
+    if (gc_ipc.shutting && gc_same(&gc_ipc.shut, ref)) {
+        pthread_mutex_unlock(&gc_ipc.lock);
+        *why = NULL;
+        return NULL;
+    }
+    if (gc_ipc.nim == gc_ipc.capim) {
         const int cap = gc_ipc.capim ? 2 * gc_ipc.capim : 16;
         gc_import_t *q = realloc(gc_ipc.im, (size_t) cap * sizeof(*q));
         if (NULL == q) {
@@ -409,18 +481,34 @@ static void *gc_import(const gc_ipc_ref_t *ref, const char **why)
         gc_ipc.im = q;
         gc_ipc.capim = cap;
     }
-    err = gc_open(ref->handle, &p);
+    if (k < gc_ipc.nclosing) {   /* still open: taken back, not opened again */
+        p = gc_ipc.closing[k].mapped;
+        gc_ipc.closing[k] = gc_ipc.closing[--gc_ipc.nclosing];
+        gc_ipc_say("taken back", ref->pid, ref->base, ref->id, ref->handle, p, NULL);
+        err = cudaSuccess;
+    } else {
+        err = gc_open(ref->handle, &p);
+        gc_ipc_say("open", ref->pid, ref->base, ref->id, ref->handle, p, cudaGetErrorString(err));
+    }
     if (cudaSuccess != err) {
-        (void) cudaGetLastError();
-        if (i < gc_ipc.nim) {   /* its old mapping is closed: the entry goes */
-            gc_ipc.im[i] = gc_ipc.im[--gc_ipc.nim];
+        static __thread char text[200];
+        int mine = 0;
+        for (k = 0; k < gc_ipc.nim; ++k) {
+            mine += gc_ipc.im[k].pid == ref->pid;
         }
+        (void) cudaGetLastError();
+        snprintf(text, sizeof(text), "%s (opening the handle of the sender's allocation at "
+                 "0x%llx; this process maps %d of the sender's, %d wait to be closed%s)",
+                 cudaGetErrorString(err), (unsigned long long) ref->base, mine,
+                 gc_ipc.nclosing, gc_ipc.shutting ? ", one is being closed" : "");
         pthread_mutex_unlock(&gc_ipc.lock);
-        *why = cudaGetErrorString(err);
+        *why = text;
         return NULL;
     }
-    gc_ipc.im[i] = (gc_import_t) { ref->pid, ref->base, ref->id, p };
-    gc_ipc.nim += i == gc_ipc.nim;
+    i = gc_ipc.nim++;
+    gc_ipc.im[i] = (gc_import_t) { .pid = ref->pid, .base = ref->base, .id = ref->id,
+                                   .mapped = p };
+    memcpy(gc_ipc.im[i].handle, ref->handle, 64);
     pthread_mutex_unlock(&gc_ipc.lock);
     return p;
 }
@@ -465,7 +553,7 @@ static int gc_cuda_copy_start(gc_ipc_copy_t *cp, void *dst, const void *src,
     if (NULL != ref) {
         const char *base = gc_import(ref, why);
         if (NULL == base) {
-            return -1;
+            return NULL == *why ? 1 : -2;
         }
         src = base + ref->offset;
     }
@@ -476,6 +564,27 @@ static int gc_cuda_copy_start(gc_ipc_copy_t *cp, void *dst, const void *src,
     }
     if (cudaSuccess == err) {
         err = cudaEventRecord((cudaEvent_t) cp->event, st);
+    }
+    if (cudaSuccess != err) {
+        (void) cudaGetLastError();
+        *why = cudaGetErrorString(err);
+        return -1;
+    }
+    return 0;
+}
+
+static int gc_cuda_copy_sync(void *dst, const void *src, size_t n, int dev, const char **why)
+{
+    cudaStream_t st = gc_stream(dev, why);
+    cudaError_t err;
+
+    if (NULL == st) {
+        return -1;
+    }
+    err = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, st);
+    if (cudaSuccess == err) {
+        /* this thread's own stream: its copies wait for nothing else */
+        err = cudaStreamSynchronize(st);
     }
     if (cudaSuccess != err) {
         (void) cudaGetLastError();
@@ -544,6 +653,8 @@ static int gc_cuda_setup(MPI_Comm comm, unsigned char **ok_out)
         }
         if (cudaSuccess == gc_open(all[q].ref.handle, &p)) {
             can[q] = 1;
+            gc_ipc_say("setup probe opened and closed", all[q].ref.pid, all[q].ref.base,
+                       all[q].ref.id, all[q].ref.handle, p, NULL);
             (void) cudaIpcCloseMemHandle(p);
         }
         (void) cudaGetLastError();
@@ -574,6 +685,7 @@ const gc_ipc_ops_t gc_ipc_cuda_ops = {
     .forget = gc_cuda_forget,
     .reap = gc_cuda_reap,
     .copy_start = gc_cuda_copy_start,
+    .copy_sync = gc_cuda_copy_sync,
     .copy_test = gc_cuda_copy_test,
     .copy_free = gc_cuda_copy_free,
 };

@@ -15,51 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mpix/gpucoll_mpix_shm.h"
-
-#define GCS_LINE 64
-#define GCS_HDR 16
-#define GCS_MAGIC 0x67637332u   /* "gcs2" */
-#define GCS_ACKS 64             /* unacknowledged sends by reference per pair */
-
-/* per rank: two counters, each on a line of its own */
-typedef struct {
-    uint64_t posted;
-    char pad0[GCS_LINE - 8];
-    uint64_t done;
-    char pad1[GCS_LINE - 8];
-} gcs_ctl_t;
-
-typedef struct {
-    uint64_t head;
-    char pad0[GCS_LINE - 8];
-    uint64_t tail;
-    char pad1[GCS_LINE - 8];
-    uint64_t ack[GCS_ACKS];   /* by the receiver: slot seq % GCS_ACKS = seq once done */
-} gcs_ring_ctl_t;
-
-typedef struct {
-    uint32_t magic;
-    int nranks;
-    uint64_t slot_bytes, ring_bytes;
-    char pad[GCS_LINE - 24];
-} gcs_head_t;
-
-struct gcs {
-    char *base;
-    size_t map_bytes;
-    int rank, nranks;
-    size_t slot_bytes, ring_bytes;
-    double timeout_s;
-    uint64_t round;           /* the last round this rank began */
-    int broken;
-    char name[MPI_MAX_OBJECT_NAME];
-    pthread_mutex_t lock;     /* the active list */
-    gcs_msg_t *active;
-    gcs_msg_t **rcur;         /* per source: the receive being filled */
-    gcs_msg_t **scur;         /* per destination: the send being written */
-    uint64_t *ref_sent;       /* per destination: sends by reference so far */
-};
+#include "mpix/gpucoll_mpix_shm_int.h"
 
 static size_t gcs_layout(int n, size_t slot, size_t ring, size_t *ctl_off, size_t *slot_off,
                          size_t *ring_off)
@@ -84,8 +40,7 @@ static char *gcs_slot(const gcs_t *t, int r)
     return t->base + s + (size_t) r * t->slot_bytes;
 }
 
-/* the ring from src to dst: its counters, then its bytes */
-static gcs_ring_ctl_t *gcs_ring(const gcs_t *t, int src, int dst)
+gcs_ring_ctl_t *gcs_ring(const gcs_t *t, int src, int dst)
 {
     size_t c, s, g;
     gcs_layout(t->nranks, t->slot_bytes, t->ring_bytes, &c, &s, &g);
@@ -648,6 +603,8 @@ void gcs_post(gcs_t *t, gcs_msg_t *m)
     m->moved = m->got = 0;
     m->hdr = m->complete = m->err = 0;
     m->pushed = m->arrived = m->remote = 0;
+    m->bouncing = m->bounced = 0;
+    m->bmoved = 0;
     m->seq = 0;
     m->next = NULL;
     pthread_mutex_lock(&t->lock);
@@ -669,6 +626,12 @@ static void gcs_progress(gcs_t *t)
             if (m->pushed) {
                 t->scur[m->peer] = NULL;
             }
+        }
+        if (m->send && m->pushed && !m->complete && m->att_bytes > 0) {
+            gcs_bounce_send_step(t, m);   /* where its receiver asked for that */
+        }
+        if (!m->send && m->bouncing && !m->bounced) {
+            gcs_bounce_recv_step(t, m);
         }
         if (m->send && m->pushed && !m->complete) {
             /* by reference: done once the receiver says so.  At least seq,
@@ -714,6 +677,9 @@ void gcs_recv_done(gcs_t *t, gcs_msg_t *m)
 {
     if (m->remote) {
         gcs_ring_ctl_t *rc = gcs_ring(t, m->peer, t->rank);
+        if (m->bouncing) {   /* the pair's bounce area is free again */
+            __atomic_store_n(&rc->breq, 0, __ATOMIC_RELEASE);
+        }
         __atomic_store_n(&rc->ack[m->seq % GCS_ACKS], m->seq, __ATOMIC_RELEASE);
     }
     pthread_mutex_lock(&t->lock);
@@ -726,6 +692,9 @@ static const char *gcs_waits_for(const gcs_msg_t *m)
 {
     if (m->send) {
         return m->pushed ? "its copy of a message sent by CUDA IPC" : "room for a send";
+    }
+    if (m->bouncing) {
+        return "the sender's copies through host memory of a message it could not map";
     }
     return m->arrived ? "this rank's copy into the receive buffer" : "a message it receives";
 }

@@ -115,6 +115,9 @@ typedef struct gcs_msg {
     int arrived;              /* receive: all of it (or the reference) is here */
     int remote;               /* receive: by reference, the sender's att in ratt */
     unsigned long long seq;   /* by reference: the pair's acknowledgement number */
+    int bouncing;             /* receive by reference: its bytes come through host memory */
+    int bounced;              /* ... and all of them are in its buffer */
+    size_t bmoved;            /* ... so far */
     char ratt[GCS_ATT_MAX];
     struct gcs_msg *next;     /* the transport's active list */
 } gcs_msg_t;
@@ -133,6 +136,22 @@ void gcs_recv_done(gcs_t *t, gcs_msg_t *m);
  * complete, then MPI_SUCCESS or their first error (MPI_ERR_TRUNCATE); a
  * timeout counted from since (gcs_clock) names the peer. */
 int gcs_wait_test(gcs_t *t, gcs_msg_t *const *m, int n, double since, const char *fn);
+
+/* A receive by reference whose sender's memory this rank cannot map (a
+ * CUDA IPC handle refused: the sender freed and made again at the same
+ * address an allocation this rank still maps, and closing that mapping
+ * would wait for the device, whose stream waits for this very message) gets
+ * its bytes through host memory instead: the receiver asks, the sender's
+ * progress copies the message into the pair's bounce area half by half,
+ * the receiver's out of it.  The copies are the caller's (CUDA): out puts n
+ * bytes of send m from offset off into host memory, in takes them into
+ * receive m; 0 or an MPI error.  One bounce per pair at a time. */
+typedef int (*gcs_bounce_fn_t)(gcs_msg_t *m, char *host, size_t off, size_t n);
+void gcs_set_bounce(gcs_t *t, gcs_bounce_fn_t out, gcs_bounce_fn_t in);
+/* receive m (arrived, by reference): 1 asked, 0 another bounce from that
+ * peer is under way (ask again later); progress then fills it, and
+ * m->bounced says when its bytes are in place (then gcs_recv_done) */
+int gcs_bounce_ask(gcs_t *t, gcs_msg_t *m);
 
 double gcs_clock(void);
 /* a short spin, then the core goes to others (ranks may share cores) */

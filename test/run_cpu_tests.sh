@@ -365,18 +365,28 @@ run "MPICH-style stream program: point to point staged with GPUCOLL_STREAM_IPC=0
   echo \"\$out\" | grep -qE 'rank 0: point-to-point enqueue: 0 sends by CUDA IPC, [1-9][0-9]* staged; 0 receives by CUDA IPC, [1-9][0-9]* staged' || { echo \"\$out\"; exit 1; }"
 # the receiver closes its CUDA IPC mappings of buffers the sender freed (the
 # runtime stand-in counts them); eager back-to-back empty messages make no
-# pinned allocation (the stand-in counts them); a stream communicator across 2 virtual
+# pinned allocation, and staging that grows frees none while messages are in
+# flight (the stand-in counts both); a stream communicator across 2 virtual
 # nodes (libgpucoll's transport splits as coll/gpu does): every call
 # returns a clear error at once, no request left, no hang
 for np in 2 4; do
   run "point-to-point enqueue: mappings of freed buffers closed, no pinned allocation per eager empty message, and within a node (stand-ins), np $np" sh -c "
     out=\$(timeout 120 $RT $MPIRUN --oversubscribe -np $np $B/test/mpi/test_mpix_p2p 2>&1) || { echo \"\$out\"; exit 1; }
-    echo \"\$out\" | grep -q 'test_mpix_p2p: 4 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+    echo \"\$out\" | grep -q 'test_mpix_p2p: 6 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
   run "point-to-point enqueue across 2 virtual nodes: a clear error at once, no hang (stand-ins), np $np" sh -c "
     out=\$(timeout 120 $RT $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_mpix_p2p nodes 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q 'across the nodes returned errors' || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q 'MPIX_Isend_enqueue: point-to-point enqueue on a CUDA stream serves communicators within one node' || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q 'test_mpix_p2p: 1 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+done
+# a send buffer freed and made again larger where the receiver still maps
+# the old one: the runtime stand-in refuses its handle as CUDA does
+# ("resource already mapped"), and the bytes come through host memory
+for np in 2 3 4; do
+  run "point-to-point enqueue from a buffer freed and made again: a refused handle goes through host memory (stand-ins), np $np" sh -c "
+    out=\$(GPUCOLL_STREAM_VERBOSE=1 timeout 120 $RT $MPIRUN -x GPUCOLL_STREAM_VERBOSE --oversubscribe -np $np $B/test/mpi/test_mpix_p2p realloc 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'test_mpix_p2p: 1 passed, 0 failed' || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'bytes from rank [0-9]* comes through host memory' || { echo \"\$out\"; echo 'no message went through host memory'; exit 1; }"
 done
 # every pair type x MINLOC/MAXLOC enqueued under plain MPI_Init through the
 # host transport (no stream kernels without a GPU): the padded ones

@@ -516,13 +516,19 @@ cudaError_t cudaMemGetInfo(size_t *pfree, size_t *ptotal)
            ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-/* pinned allocations so far: a test's way to see that a hot path makes
- * none (on a GPU each is slow, and CUDA may wait in it for the device) */
-static unsigned long long pinned_allocs;
+/* pinned allocations and frees so far: a test's way to see that a hot
+ * path makes none (on a GPU each is slow, and CUDA waits in a free for the
+ * device) */
+static unsigned long long pinned_allocs, pinned_frees;
 
 unsigned long long fake_cudart_pinned_allocs(void)
 {
     return __atomic_load_n(&pinned_allocs, __ATOMIC_RELAXED);
+}
+
+unsigned long long fake_cudart_pinned_frees(void)
+{
+    return __atomic_load_n(&pinned_frees, __ATOMIC_RELAXED);
 }
 
 cudaError_t cudaMallocHost(void **p, size_t n)
@@ -553,6 +559,7 @@ cudaError_t cudaHostAlloc(void **p, size_t n, unsigned int flags)
 cudaError_t cudaFreeHost(void *p)
 {
     FK_API();
+    __atomic_add_fetch(&pinned_frees, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&pinned_lock);
     for (struct pinned **q = &pinned_list; NULL != *q; q = &(*q)->next) {
         if ((*q)->p == p) {

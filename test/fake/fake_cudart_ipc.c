@@ -80,13 +80,30 @@ typedef struct {
     uint64_t off, size, id;
 } fake_ipc_t;
 
-/* mappings opened here, for cudaIpcCloseMemHandle */
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* mappings opened here, for cudaIpcCloseMemHandle, with what they map */
 static struct fake_map {
     char *map, *user;
     size_t len;
+    fake_ipc_t from;
     struct fake_map *next;
 } *maps;
-static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* As CUDA (4x H100): an allocation the exporter freed and made again where
+ * one this process still maps was (another buffer id) is refused, "resource
+ * already mapped", until that mapping is closed. */
+static int fake_ipc_overlaps(const fake_ipc_t *f)
+{
+    int hit = 0;
+    pthread_mutex_lock(&maps_lock);
+    for (struct fake_map *m = maps; NULL != m && !hit; m = m->next) {
+        hit = m->from.pid == f->pid && m->from.fd == f->fd && m->from.id != f->id &&
+              m->from.off < f->off + f->size && f->off < m->from.off + m->from.size;
+    }
+    pthread_mutex_unlock(&maps_lock);
+    return hit;
+}
 
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p)
 {
@@ -123,6 +140,9 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int fl
     if (FAKE_IPC_MAGIC != f.magic || f.pid == (int32_t) getpid()) {
         return cudaErrorInvalidValue;   /* CUDA does not open a process's own either */
     }
+    if (fake_ipc_overlaps(&f)) {
+        return cudaErrorAlreadyMapped;
+    }
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) f.pid, (int) f.fd);
     fd = open(path, O_RDWR | O_CLOEXEC);
     m = calloc(1, sizeof(*m));
@@ -142,6 +162,7 @@ cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int fl
         return cudaErrorInvalidValue;
     }
     m->user = m->map + (f.off - lo);
+    m->from = f;
     pthread_mutex_lock(&maps_lock);
     m->next = maps;
     maps = m;

@@ -15,6 +15,19 @@
  *            stay a few, not one per message (on 4x H100 each made one: an
  *            eager 0-byte halo iteration took 1.1 ms); the data of the
  *            last iteration arrive.  Skipped without that count.
+ *   realloc  a ring exchange from a send buffer, which is then freed and
+ *            made again larger (64 doubles, then 4099; 2 MiB, then 1 MiB and
+ *            24 bytes): CUDA then refuses the new buffer's handle on a
+ *            receiver whose mapping of the old one waits to be closed
+ *            ("resource already mapped", 4x H100), and its bytes come
+ *            through host memory; the second round from it maps again.
+ *            The data of every round arrive.
+ *   grow     ring exchanges of 200000 doubles, then of 2 Mi doubles, the
+ *            iterations after the first enqueued back to back, as
+ *            test_gpu_halo's sizes: no pinned staging is freed while they
+ *            are in flight (cudaFreeHost waits for the device; the stand-in
+ *            counts frees, fake_cudart_pinned_frees); the data arrive.
+ *            Skipped without that count.
  *   nodes    MPIX_Send/Recv_enqueue and MPIX_Isend/Irecv_enqueue between
  *            ranks of a stream communicator that spans nodes (run with
  *            --mca coll_gpu_virtual_nodes 2, which libgpucoll's transport
@@ -174,6 +187,108 @@ static void forget_test(void)
     free(h);
 }
 
+/* ---- realloc ---- */
+
+enum { RA_MOST = 262144 };
+
+/* one ring exchange of n doubles from ds into dr, checked */
+static int ring_round(MPI_Comm c, double *ds, double *dr, int n, double *h, int round)
+{
+    const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    MPI_Request r[2];
+    int ok;
+
+    fill(ds, h, n, rank, round);
+    CUDA_OK(cudaMemsetAsync(dr, 0, sizeof(double) * (size_t) n, stream));
+    ok = MPI_SUCCESS == MPIX_Irecv_enqueue(dr, n, MPI_DOUBLE, left, round, c, &r[0]) &&
+         MPI_SUCCESS == MPIX_Isend_enqueue(ds, n, MPI_DOUBLE, right, round, c, &r[1]) &&
+         MPI_SUCCESS == MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE);
+    CUDA_OK(cudaStreamSynchronize(stream));
+    return ok && holds(dr, h, n, left, round);
+}
+
+static void realloc_test(void)
+{
+    static const int first[2] = { 64, RA_MOST }, then[2] = { 4099, 131075 };
+    double *dr, *h = malloc(sizeof(double) * RA_MOST);
+    MPIX_Stream s;
+    MPI_Comm c = stream_comm(MPI_COMM_WORLD, &s);
+    int ok = 1;
+
+    CUDA_OK(cudaMalloc((void **) &dr, sizeof(double) * RA_MOST));
+    for (int k = 0; k < 2 && ok; ++k) {
+        double *a, *b;
+        CUDA_OK(cudaMalloc((void **) &a, sizeof(double) * (size_t) first[k]));
+        ok = ring_round(c, a, dr, first[k], h, 10 * k);
+        CUDA_OK(cudaFree(a));
+        CUDA_OK(cudaMalloc((void **) &b, sizeof(double) * (size_t) then[k]));
+        for (int round = 1; round <= 2 && ok; ++round) {
+            ok = ring_round(c, b, dr, then[k], h, 10 * k + round);
+        }
+        CUDA_OK(cudaFree(b));
+    }
+    check(ok, "a send buffer freed and made again larger: every round's data arrive");
+    MPI_Comm_free(&c);
+    MPIX_Stream_free(&s);
+    CUDA_OK(cudaFree(dr));
+    free(h);
+}
+
+/* ---- grow ---- */
+
+static void grow_test(void)
+{
+    unsigned long long (*frees)(void) =
+        (unsigned long long (*)(void)) dlsym(RTLD_DEFAULT, "fake_cudart_pinned_frees");
+    static const int counts[2] = { 200000, 2 << 20 }, iters[2] = { 6, 4 };
+    const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    double *ds, *dr, *h;
+    unsigned long long before, during = 0;
+    MPIX_Stream s;
+    MPI_Comm c;
+    int ok = 1;
+
+    if (NULL == frees) {
+        if (0 == rank) {
+            printf("SKIP grow: no stand-in count of pinned frees (a GPU host)\n");
+        }
+        return;
+    }
+    h = malloc(sizeof(double) * (size_t) counts[1]);
+    c = stream_comm(MPI_COMM_WORLD, &s);
+    CUDA_OK(cudaMalloc((void **) &ds, sizeof(double) * (size_t) counts[1]));
+    CUDA_OK(cudaMalloc((void **) &dr, sizeof(double) * (size_t) counts[1]));
+    for (int k = 0; k < 2 && ok; ++k) {
+        const int n = counts[k];
+        fill(ds, h, n, rank, 20 + k);
+        before = frees();
+        for (int it = 0; it < iters[k] && ok; ++it) {
+            MPI_Request r[4];
+            /* two messages each way per pair, as a halo's two directions */
+            ok = MPI_SUCCESS == MPIX_Irecv_enqueue(dr, n / 2, MPI_DOUBLE, left, 1, c, &r[0]) &&
+                 MPI_SUCCESS == MPIX_Irecv_enqueue(dr + n / 2, n - n / 2, MPI_DOUBLE, left, 2, c,
+                                                   &r[1]) &&
+                 MPI_SUCCESS == MPIX_Isend_enqueue(ds, n / 2, MPI_DOUBLE, right, 1, c, &r[2]) &&
+                 MPI_SUCCESS == MPIX_Isend_enqueue(ds + n / 2, n - n / 2, MPI_DOUBLE, right, 2,
+                                                   c, &r[3]) &&
+                 MPI_SUCCESS == MPIX_Waitall_enqueue(4, r, MPI_STATUSES_IGNORE);
+            if (0 == it) {
+                CUDA_OK(cudaStreamSynchronize(stream));
+            }
+        }
+        CUDA_OK(cudaStreamSynchronize(stream));
+        during += frees() - before;
+        ok = ok && holds(dr, h, n, left, 20 + k);
+    }
+    printf("grow: rank %d: %llu pinned frees while the exchanges were in flight\n", rank, during);
+    check(ok && 0 == during, "growing staging frees no pinned memory while messages are in flight");
+    MPI_Comm_free(&c);
+    MPIX_Stream_free(&s);
+    CUDA_OK(cudaFree(ds));
+    CUDA_OK(cudaFree(dr));
+    free(h);
+}
+
 /* ---- eager ---- */
 
 enum { EG_ITERS = 50, EG_N = 1000, EG_MAX_ALLOCS = 4 };
@@ -217,7 +332,7 @@ static void eager_test(void)
         if (EG_ITERS - 1 == it) {
             CUDA_OK(cudaStreamSynchronize(stream));
             fill(ds, h, EG_N, rank, 7);
-            CUDA_OK(cudaMemset(dr, 0, sizeof(double) * EG_N));
+            CUDA_OK(cudaMemsetAsync(dr, 0, sizeof(double) * EG_N, stream));
         }
         ok = MPI_SUCCESS == MPIX_Irecv_enqueue(dr, EG_N, MPI_DOUBLE, left, 3, c, &r[0]) &&
              MPI_SUCCESS == MPIX_Isend_enqueue(ds, EG_N, MPI_DOUBLE, right, 3, c, &r[1]) &&
@@ -262,7 +377,10 @@ static void nodes_test(void)
     left = (rank + size - 1) % size;
     right = (rank + 1) % size;
     fill(ds, h, ND_N, rank, 0);
-    CUDA_OK(cudaMemset(dr, 0, sizeof(double) * ND_N));
+    /* on the stream: the library copies on a stream of its own once this one
+     * reaches the receive, and a memset on the legacy stream is ordered with
+     * neither (4x H100, np 4: the zeros landed after the data) */
+    CUDA_OK(cudaMemsetAsync(dr, 0, sizeof(double) * ND_N, stream));
     t0 = MPI_Wtime();
     r[0] = r[1] = MPI_REQUEST_NULL;
     err1 = MPIX_Irecv_enqueue(dr, ND_N, MPI_DOUBLE, left, 9, c, &r[0]);
@@ -307,7 +425,7 @@ static void nodes_test(void)
         if (nnode > 1) {
             const int l = (lrank + nnode - 1) % nnode, rt = (lrank + 1) % nnode;
             fill(ds, h, ND_N, lrank, 1);
-            CUDA_OK(cudaMemset(dr, 0, sizeof(double) * ND_N));
+            CUDA_OK(cudaMemsetAsync(dr, 0, sizeof(double) * ND_N, stream));
             ok = MPI_SUCCESS == MPIX_Irecv_enqueue(dr, ND_N, MPI_DOUBLE, l, 11, cn, &r[0]) &&
                  MPI_SUCCESS == MPIX_Isend_enqueue(ds, ND_N, MPI_DOUBLE, rt, 11, cn, &r[1]) &&
                  MPI_SUCCESS == MPIX_Waitall_enqueue(2, r, MPI_STATUSES_IGNORE);
@@ -346,6 +464,12 @@ int main(int argc, char **argv)
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     if (size >= 2 && (argc < 2 || 0 == strcmp(argv[1], "forget"))) {
         forget_test();
+    }
+    if (size >= 2 && (argc < 2 || 0 == strcmp(argv[1], "realloc"))) {
+        realloc_test();
+    }
+    if (size >= 2 && (argc < 2 || 0 == strcmp(argv[1], "grow"))) {
+        grow_test();
     }
     if (size >= 2 && (argc < 2 || 0 == strcmp(argv[1], "eager"))) {
         eager_test();
