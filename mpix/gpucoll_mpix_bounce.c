@@ -11,15 +11,19 @@
  * work, which may hold the receive's own stream wait for this message: the
  * close would never return.  The sender can always read its own memory.
  *
- * How: per ordered pair, one bounce at a time.  The receiver resets the
- * pair's counters and names the send (its sequence number) in breq; the
- * sender's progress, seeing its own send named, copies the message into
- * the pair's bounce area, a half at a time, as the receiver frees halves
- * (bytes put in, bfilled, at most a half ahead of bytes taken out,
- * bdrained); the receiver's progress copies each half out into its buffer.
- * Once all is in, the receive completes as any by reference does
- * (gcs_recv_done frees the area and acknowledges, which completes the
- * send).  Nothing waits: each step moves what it can.
+ * How: per ordered pair, one bounce at a time.  The receiver names the
+ * send (its sequence number) in breq; the sender's progress, seeing its
+ * own send named, copies the message into the pair's bounce area a half at
+ * a time, as the receiver frees halves; the receiver's progress copies
+ * each half out into its buffer.  The pair counts halves put in (bfilled,
+ * the sender's) and taken out (bdrained, the receiver's) over all its
+ * bounces, never back to zero: a sender's pass that still looks at a
+ * finished bounce then finds nothing to do, where counters reset for the
+ * next one gave it room to copy the old message again into the new one's
+ * receive (the stand-in, 100 messages in flight to one peer).  Once all is
+ * in, the receive completes as any by reference does (gcs_recv_done frees
+ * the area and acknowledges, which completes the send).  Nothing waits:
+ * each step moves what it can.
  */
 #include <stdio.h>
 
@@ -45,8 +49,6 @@ int gcs_bounce_ask(gcs_t *t, gcs_msg_t *m)
     m->bmoved = 0;
     m->bounced = 0;
     m->bouncing = 1;
-    rc->bfilled = 0;
-    rc->bdrained = 0;
     __atomic_store_n(&rc->breq, m->seq, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&t->lock);
     return 1;
@@ -57,17 +59,22 @@ void gcs_bounce_send_step(gcs_t *t, gcs_msg_t *m)
     gcs_ring_ctl_t *rc = gcs_ring(t, t->rank, m->peer);
     uint64_t filled;
 
-    if (__atomic_load_n(&rc->breq, __ATOMIC_ACQUIRE) != m->seq) {
-        return;
+    if (!m->bouncing) {
+        if (__atomic_load_n(&rc->breq, __ATOMIC_ACQUIRE) != m->seq) {
+            return;
+        }
+        m->bouncing = 1;
+        m->bmoved = 0;
     }
     filled = rc->bfilled;
-    /* the next half is free once what went into it two halves ago is out */
-    while (filled < m->bytes &&
-           filled - __atomic_load_n(&rc->bdrained, __ATOMIC_ACQUIRE) <= GCS_BOUNCE_HALF) {
-        const size_t left = m->bytes - filled;
+    /* a half is free once what went into it two halves ago is out */
+    while (m->bmoved < m->bytes &&
+           filled - __atomic_load_n(&rc->bdrained, __ATOMIC_ACQUIRE) < 2) {
+        const size_t left = m->bytes - m->bmoved;
         const size_t n = left < GCS_BOUNCE_HALF ? left : GCS_BOUNCE_HALF;
-        char *half = rc->bounce + (filled / GCS_BOUNCE_HALF % 2) * GCS_BOUNCE_HALF;
-        const int ret = NULL != t->bounce_out ? t->bounce_out(m, half, filled, n) : MPI_ERR_OTHER;
+        char *half = rc->bounce + (filled % 2) * GCS_BOUNCE_HALF;
+        const int ret = NULL != t->bounce_out ? t->bounce_out(m, half, m->bmoved, n)
+                                              : MPI_ERR_OTHER;
         if (MPI_SUCCESS != ret) {
             /* its wait says so; the receiver's runs into the timeout naming this rank */
             fprintf(stderr, "libgpucoll on %s: rank %d could not copy a message for rank %d "
@@ -77,8 +84,8 @@ void gcs_bounce_send_step(gcs_t *t, gcs_msg_t *m)
             m->complete = 1;
             return;
         }
-        filled += n;
-        __atomic_store_n(&rc->bfilled, filled, __ATOMIC_RELEASE);
+        m->bmoved += n;
+        __atomic_store_n(&rc->bfilled, ++filled, __ATOMIC_RELEASE);
     }
 }
 
@@ -88,23 +95,22 @@ void gcs_bounce_recv_step(gcs_t *t, gcs_msg_t *m)
     const uint64_t filled = __atomic_load_n(&rc->bfilled, __ATOMIC_ACQUIRE);
     uint64_t drained = rc->bdrained;
 
-    while (drained < m->got && drained < filled) {
-        const size_t left = m->got - drained;
+    while (m->bmoved < m->got && drained < filled) {
+        const size_t left = m->got - m->bmoved;
         const size_t n = left < GCS_BOUNCE_HALF ? left : GCS_BOUNCE_HALF;
-        char *half = rc->bounce + (drained / GCS_BOUNCE_HALF % 2) * GCS_BOUNCE_HALF;
+        char *half = rc->bounce + (drained % 2) * GCS_BOUNCE_HALF;
         /* a truncated receive takes what fits and lets the rest go by */
-        const size_t room = drained < m->bytes ? m->bytes - drained : 0;
+        const size_t room = m->bmoved < m->bytes ? m->bytes - m->bmoved : 0;
         if (room > 0) {
-            const int ret = t->bounce_in(m, half, drained, n < room ? n : room);
+            const int ret = t->bounce_in(m, half, m->bmoved, n < room ? n : room);
             if (MPI_SUCCESS != ret) {
                 m->err = ret;
                 m->bounced = 1;
                 return;
             }
         }
-        drained += n;
-        __atomic_store_n(&rc->bdrained, drained, __ATOMIC_RELEASE);
+        m->bmoved += n;
+        __atomic_store_n(&rc->bdrained, ++drained, __ATOMIC_RELEASE);
     }
-    m->bmoved = drained;
-    m->bounced = drained == m->got;
+    m->bounced = m->bmoved == m->got;
 }

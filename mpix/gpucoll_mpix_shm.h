@@ -115,9 +115,9 @@ typedef struct gcs_msg {
     int arrived;              /* receive: all of it (or the reference) is here */
     int remote;               /* receive: by reference, the sender's att in ratt */
     unsigned long long seq;   /* by reference: the pair's acknowledgement number */
-    int bouncing;             /* receive by reference: its bytes come through host memory */
-    int bounced;              /* ... and all of them are in its buffer */
-    size_t bmoved;            /* ... so far */
+    int bouncing;             /* by reference, its bytes go through host memory */
+    int bounced;              /* receive: and all of them are in its buffer */
+    size_t bmoved;            /* the bytes of it bounced so far */
     char ratt[GCS_ATT_MAX];
     struct gcs_msg *next;     /* the transport's active list */
 } gcs_msg_t;

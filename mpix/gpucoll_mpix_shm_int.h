@@ -29,7 +29,7 @@ typedef struct {
 /* per ordered pair: the ring's counters, acknowledgements of sends by
  * reference, and the bounce area of one such send that the receiver could
  * not map (gpucoll_mpix_bounce.c): its two halves carry the message in
- * turn, counted by bytes put in (sender) and taken out (receiver) */
+ * turn, counted in halves put in (sender) and taken out (receiver) */
 typedef struct {
     uint64_t head;
     char pad0[GCS_LINE - 8];
@@ -38,9 +38,9 @@ typedef struct {
     uint64_t ack[GCS_ACKS];   /* by the receiver: slot seq % GCS_ACKS = seq once done */
     uint64_t breq;            /* by the receiver: the send (seq) it asks to bounce, 0: none */
     char pad2[GCS_LINE - 8];
-    uint64_t bfilled;         /* by the sender: its bytes put in so far */
+    uint64_t bfilled;         /* by the sender: halves put in, all bounces so far */
     char pad3[GCS_LINE - 8];
-    uint64_t bdrained;        /* by the receiver: its bytes taken out so far */
+    uint64_t bdrained;        /* by the receiver: halves taken out, all bounces so far */
     char pad4[GCS_LINE - 8];
     char bounce[2 * GCS_BOUNCE_HALF];
 } gcs_ring_ctl_t;
