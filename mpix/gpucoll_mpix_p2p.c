@@ -50,6 +50,7 @@ typedef struct gc_preq {
     uint32_t rdone;            /* rjob's flag: 1 while not handed over */
     int copying;
     int noted;                 /* its message's arrival was taken in */
+    int refused;               /* the sender's handle was: bytes through host memory */
     int told;                  /* its copy's stall was reported */
     double copy_since;         /* when its copy was issued */
     gc_ipc_copy_t cp;
@@ -123,7 +124,10 @@ static int gc_bounce_out(gcs_msg_t *m, char *host, size_t off, size_t n)
     gc_preq_t *r = (gc_preq_t *) m;
     gc_p2p_t *p = *gc_comm_p2p(r->c);
     const char *why = NULL;
-    if (0 != p->ipc->copy_sync(host, r->user + off, n, p->ipc->device_of(r->user), &why)) {
+    if (0 == off) {   /* a send's device (cp is a receive's otherwise), once a bounce */
+        r->cp.dev = p->ipc->device_of(r->user);
+    }
+    if (0 != p->ipc->copy_sync(host, r->user + off, n, r->cp.dev, &why)) {
         fprintf(stderr, "MPIX_Isend_enqueue: %s\n", why);
         return MPI_ERR_OTHER;
     }
@@ -281,7 +285,7 @@ static int gc_recv_end(gc_preq_t *r, int ret, const char *why)
                 NULL != why ? why : "the transport is broken (an earlier timeout)");
         r->m.err = ret;
     }
-    r->noted = 0;
+    r->noted = r->refused = 0;
     __atomic_sub_fetch(&gc_recvs_busy, 1, __ATOMIC_RELAXED);
     gcs_recv_done(gc_comm_shm(r->c), &r->m);
     return ret;
@@ -331,22 +335,26 @@ static int gc_recv_step(gc_job_t *j)
         if (0 == n) {
             return gc_recv_end(r, MPI_SUCCESS, NULL);
         }
-        ret = p->ipc->copy_start(&r->cp, r->user, r->pin, r->m.remote ? &ref : NULL, n, &why);
+        ret = r->refused ? -2
+                         : p->ipc->copy_start(&r->cp, r->user, r->pin, r->m.remote ? &ref : NULL,
+                                              n, &why);
         if (1 == ret) {
             return GCS_PENDING;   /* the mapping it needs is being closed: next round */
         }
         if (-2 == ret) {
             /* this rank cannot map the sender's memory: its bytes come through
-             * host memory (gcs_bounce_ask), once no other bounce of the pair is on */
-            if (!gcs_bounce_ask(gc_comm_shm(r->c), &r->m)) {
-                return GCS_PENDING;
+             * host memory (gcs_bounce_ask), once no other bounce of the pair is
+             * on; asked again each round, the handle not opened again */
+            if (!r->refused) {
+                r->refused = 1;
+                __atomic_add_fetch(&p->recvs_bounced, 1, __ATOMIC_RELAXED);
+                if (gc_verbose()) {
+                    fprintf(stderr, "gpucoll: rank %d: a message of %zu bytes from rank %d "
+                            "comes through host memory: %s\n", gcs_rank(gc_comm_shm(r->c)), n,
+                            r->m.peer, why);
+                }
             }
-            __atomic_add_fetch(&p->recvs_bounced, 1, __ATOMIC_RELAXED);
-            if (gc_verbose()) {
-                fprintf(stderr, "gpucoll: rank %d: a message of %zu bytes from rank %d comes "
-                        "through host memory: %s\n", gcs_rank(gc_comm_shm(r->c)), n, r->m.peer,
-                        why);
-            }
+            (void) gcs_bounce_ask(gc_comm_shm(r->c), &r->m);
             return GCS_PENDING;
         }
         if (0 != ret) {

@@ -161,8 +161,8 @@ static void gc_ipc_say(const char *what, int32_t pid, uint64_t base, uint64_t id
                        const unsigned char *handle, const void *mapped, const char *res)
 {
     if (gc_ipc_trace()) {
-        fprintf(stderr, "gpucoll: pid %d: IPC %s: pid %d base 0x%llx id %llu handle %08x -> %p%s%s\n",
-                (int) getpid(), what, (int) pid, (unsigned long long) base,
+        fprintf(stderr, "gpucoll: pid %d: IPC %s: pid %d base 0x%llx id %llu handle %08x -> "
+                "%p%s%s\n", (int) getpid(), what, (int) pid, (unsigned long long) base,
                 (unsigned long long) id, gc_hsum(handle), mapped, res ? ": " : "", res ? res : "");
     }
 }

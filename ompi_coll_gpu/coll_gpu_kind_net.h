@@ -28,7 +28,8 @@
  * nodes (the queries run in parallel); a nonblocking one the hierarchy can
  * run (coll_gpu_hier_nb.c) asks the same from progress while it is queued
  * (mca_coll_gpu_knet_round_*, one round at a time per communicator), the
- * other nonblocking ones ask nothing and stage on every rank alike.  A speaker answers from inside whatever MPI call it is in
+ * other nonblocking ones ask nothing and stage on every rank alike.  A
+ * speaker answers from inside whatever MPI call it is in
  * (Open MPI's progress), so a node whose ranks left a rooted collective
  * early answers at their next MPI call at the latest; if they freed the
  * communicator meanwhile, it stays alive for our receive among the last
