@@ -218,6 +218,9 @@ void gpu_hier_destroy(gpu_hier_t *h)
         (void) cudaFreeHost(h->slots);
     }
     (void) cudaFree(h->dvec);
+    for (int i = 0; i < h->ndvec_old; ++i) {
+        (void) cudaFree(h->dvec_old[i]);
+    }
     for (int i = 0; i < h->p.nslots; ++i) {
         (void) cudaEventDestroy(h->slot_ev[i]);
         (void) cudaEventDestroy(h->up_ev[i]);
@@ -293,15 +296,30 @@ out:
     return st;
 }
 
+/*
+ * The device temporary grows and is never freed until the hierarchy goes.
+ * cudaFree waits for the whole device, and a nonblocking call of another
+ * communicator may be spinning there for a node peer that is itself held
+ * in such a wait (coll_gpu_hier_nb.c): on 4x H100 that hung two
+ * communicators' calls until coll_gpu_timeout.  Doubling keeps the kept
+ * ones below the current size in all.
+ */
 gpu_status_t gpu_hier_dvec(gpu_hier_t *h, size_t bytes, char **out)
 {
     gpu_status_t st = GPU_OK;
     if (bytes > h->dvec_bytes) {
-        (void) cudaFree(h->dvec);
-        h->dvec = NULL;
-        h->dvec_bytes = 0;
-        GPU_CUDA_CHECK(cudaMalloc((void **) &h->dvec, bytes), out_err);
-        h->dvec_bytes = bytes;
+        size_t want = 2 * h->dvec_bytes > bytes ? 2 * h->dvec_bytes : bytes;
+        char *p = NULL;
+        GPU_CUDA_CHECK(cudaMalloc((void **) &p, want), out_err);
+        if (NULL != h->dvec) {
+            if (h->ndvec_old < GPU_HIER_DVEC_OLD) {
+                h->dvec_old[h->ndvec_old++] = h->dvec;
+            } else {
+                (void) cudaFree(h->dvec);   /* 40 doublings: not reached */
+            }
+        }
+        h->dvec = p;
+        h->dvec_bytes = want;
     }
     *out = h->dvec;
 out_err:

@@ -114,6 +114,9 @@ gpu_status_t gpu_hier_reduce_scatterv(gpu_hier_t *h, const void *in, void *out,
  * consecutive ranks only: GPU_ERR_UNSUPPORTED otherwise (every rank alike) */
 gpu_status_t gpu_hier_scan(gpu_hier_t *h, const void *in, void *out, size_t count, gpu_op_t op,
                            gpu_dtype_t dt, int exclusive);
+/* whether this layout takes scan and exscan (the same answer on every
+ * rank): a caller that cannot stage after the run declines first */
+int gpu_hier_scan_takes(const gpu_hier_t *h);
 /* every pair its own block (gpu_hier_a2a.c); sbuf NULL: in place (the
  * blocks to send are rlen/rdispl's in rbuf).  Pairs of length 0 exchange
  * nothing, so a neighbourhood is this call with its neighbours' lengths

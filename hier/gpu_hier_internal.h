@@ -12,6 +12,10 @@
 #define GPU_HIER_MAX_SLOTS 32
 #define GPU_HIER_MAX_CHANNELS 16
 
+/* outgrown device temporaries kept until the hierarchy goes: freeing one
+ * waits for the whole device (gpu_hier_dvec says why that must not be) */
+#define GPU_HIER_DVEC_OLD 40
+
 typedef struct gpu_hier_chan gpu_hier_chan_t;
 
 struct gpu_hier {
@@ -40,6 +44,8 @@ struct gpu_hier {
     char *fold;              /* slot_bytes of fold space, same memory as slots */
     char *dvec;              /* device temporary for reduce / reduce_scatter */
     size_t dvec_bytes;
+    char *dvec_old[GPU_HIER_DVEC_OLD];   /* outgrown, freed with the hierarchy */
+    int ndvec_old;
     unsigned seq;
     gpu_xchg_plan_t plan;    /* the intra-node step being run */
     char desc[160];

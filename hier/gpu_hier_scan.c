@@ -84,6 +84,11 @@ static int gpu_scan_fits(const gpu_hier_t *h)
     return h->nnodes <= GPU_INTER_MAX_MEMBERS;
 }
 
+int gpu_hier_scan_takes(const gpu_hier_t *h)
+{
+    return gpu_scan_fits(h);
+}
+
 static gpu_status_t gpu_scan_fold(gpu_hier_t *h, void *acc, const void *x, size_t count,
                                   gpu_op_t op, gpu_dtype_t dt)
 {

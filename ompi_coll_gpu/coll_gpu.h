@@ -421,6 +421,16 @@ extern const gpu_boot_ops_t mca_coll_gpu_hier_nb_boot;
 int mca_coll_gpu_hier_v_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a);
 int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
                             int *ran);
+/* the same for the nonblocking thread: job copies the call's layout (NULL: no
+ * memory, or the arguments cannot take the hierarchy) and says its trace's
+ * name, size and algorithm; job_run runs it, calling nothing of Open MPI */
+typedef struct mca_coll_gpu_hier_vjob mca_coll_gpu_hier_vjob_t;
+struct gpu_hier;
+mca_coll_gpu_hier_vjob_t *mca_coll_gpu_hier_v_job(mca_coll_gpu_module_t *m,
+                                                  const mca_coll_gpu_hier_call_t *call,
+                                                  const char **name, size_t *bytes,
+                                                  char *label, size_t label_len);
+gpu_status_t mca_coll_gpu_hier_v_job_run(struct gpu_hier *h, const mca_coll_gpu_hier_vjob_t *j);
 /* the neighbourhood collectives across nodes (coll_gpu_nbr.c), the same two questions */
 int mca_coll_gpu_hier_nbr_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a);
 int mca_coll_gpu_hier_run_nbr(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a,

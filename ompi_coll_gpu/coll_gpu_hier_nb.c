@@ -12,6 +12,19 @@
  * here).  MPI_Test, MPI_Wait(all), MPI_Request_free and persistent
  * MPI_Start/MPI_Wait cycles work as for any request of the component.
  *
+ * Why one thread per communicator, not one for the process: MPI lets
+ * ranks start nonblocking calls of different communicators in different
+ * orders, and a process-wide queue in the order the calls reach it (after
+ * their kinds are agreed, at progress's pace) hung within seconds on 4x
+ * H100 (docs/results s9).  The price: two communicators' calls run at once
+ * on one GPU, so no step of the hierarchy may wait for the whole device
+ * (cudaFree, cudaFreeHost, cudaIpcCloseMemHandle) while a call runs: the
+ * other communicator's node step may be spinning on the device for a peer
+ * that is held the same way.  Its device temporary grows without freeing
+ * (hier/gpu_hier.c); one freed on growth hung gatherv/allgatherv outstanding
+ * on two communicators until coll_gpu_timeout (test_hier_nbv, 2 virtual
+ * nodes of 2 ranks).
+ *
  * What keeps it right:
  * - Order: a nonblocking device call across nodes first queues on its
  *   communicator (coll_gpu_kind.c) and learns from progress whether every
@@ -36,8 +49,15 @@
  *   call whose peer never comes completes with the error (the transport's
  *   log names the peer); the kinds' wait is bounded the same way.
  *
- * The five collectives of the hierarchy's own (allreduce, bcast, reduce,
- * allgather, reduce_scatter_block) run here; the others stage as before.
+ * Every collective of the hierarchy runs here: its five of its own
+ * (allreduce, bcast, reduce, allgather, reduce_scatter_block) from the
+ * call's arguments, and gather(v), scatter(v), allgatherv, alltoall(v,w),
+ * reduce_scatter, scan and exscan from a copy of the call's layout made on
+ * the calling thread (coll_gpu_hier_v.c), since the communicator's layout
+ * arrays serve the next call meanwhile.  A layout the hierarchy declines
+ * (scan over nodes that are not runs of consecutive ranks) is declined
+ * before the start and stages on every rank, as the blocking call does.
+ * The neighbourhood collectives and barrier stage when nonblocking.
  */
 #include "ompi_config.h"
 
@@ -69,6 +89,8 @@ typedef struct gpu_hnb_job {
     gpu_op_t op;
     gpu_dtype_t dt;
     int root;
+    struct gpu_hier *hier;      /* its communicator's */
+    mca_coll_gpu_hier_vjob_t *v;   /* the v collectives: the call's layout */
     int device;                 /* the caller's CUDA device */
     gpu_status_t st;
     int done;                   /* raised by the thread, last (release order) */
@@ -84,7 +106,6 @@ enum { GPU_HNB_MB_NONE, GPU_HNB_MB_POSTED, GPU_HNB_MB_STARTED, GPU_HNB_MB_DONE,
        GPU_HNB_MB_ABANDONED };
 
 struct mca_coll_gpu_hier_nb {
-    struct gpu_hier *hier;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;         /* jobs for the thread */
@@ -112,6 +133,9 @@ static const char *const gpu_hnb_names[] = { "allreduce", "bcast", "reduce", "al
 /* on the thread: the blocking steps, nothing of Open MPI */
 static gpu_status_t gpu_hnb_exec(struct gpu_hier *h, const gpu_hnb_job_t *j)
 {
+    if (NULL != j->v) {
+        return mca_coll_gpu_hier_v_job_run(h, j->v);
+    }
     switch (j->kind) {
     case MCA_COLL_GPU_HIER_ALLREDUCE:
         return gpu_hier_allreduce(h, j->in, j->out, j->count, j->op, j->dt);
@@ -150,7 +174,7 @@ static void *gpu_hnb_main(void *arg)
         }
         pthread_mutex_unlock(&t->lock);
         /* the device the application called on (a thread starts on device 0) */
-        j->st = cudaSuccess == cudaSetDevice(j->device) ? gpu_hnb_exec(t->hier, j)
+        j->st = cudaSuccess == cudaSetDevice(j->device) ? gpu_hnb_exec(j->hier, j)
                                                          : GPU_ERR_CUDA;
         __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);   /* j is progress's from here */
     }
@@ -167,7 +191,6 @@ static struct mca_coll_gpu_hier_nb *gpu_hnb_thread(mca_coll_gpu_module_t *m)
     if (NULL == t) {
         return NULL;
     }
-    t->hier = m->hier;
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->cond, NULL);
     pthread_cond_init(&t->mb.done, NULL);
@@ -288,6 +311,13 @@ static gpu_status_t gpu_hnb_test(void *arg, int *peer)
         return GPU_INPROGRESS;
     }
     *peer = -1;
+    if (GPU_ERR_UNSUPPORTED == j->st) {
+        /* declined on the thread, where staging is too late: the layout
+         * checks before the start missed a case */
+        opal_output(0, "coll/gpu: %s: nonblocking %s: the hierarchy declined the layout after "
+                    "the start (%s); set coll_gpu_hier_nonblocking 0 to stage such calls",
+                    j->comm_name, j->what, j->label);
+    }
     opal_output_verbose(10, mca_coll_gpu_component.output,
                         "coll/gpu: %s: nonblocking %s ran on the hierarchy's thread (%s): %s",
                         j->comm_name, j->what, j->label, gpu_status_string(j->st));
@@ -296,40 +326,13 @@ static gpu_status_t gpu_hnb_test(void *arg, int *peer)
 
 static void gpu_hnb_release(void *arg)
 {
-    free(arg);
+    gpu_hnb_job_t *j = arg;
+    free(j->v);
+    free(j);
 }
 
 static const mca_coll_gpu_req_ext_t gpu_hnb_ops = { .test = gpu_hnb_test,
                                                     .release = gpu_hnb_release };
-
-/* The call in the hierarchy's terms, as the blocking run takes it
- * (coll_gpu_hier.c); 0 where it cannot be (the eligibility said it can) */
-static int gpu_hnb_prep(const mca_coll_gpu_hier_call_t *call, gpu_hnb_job_t *j)
-{
-    const int in_place = MPI_IN_PLACE == call->sbuf;
-    const char *sbuf = in_place ? NULL : call->sbuf;
-    mca_coll_gpu_geom_t g;
-
-    j->kind = call->kind;
-    j->root = call->root;
-    if (MCA_COLL_GPU_HIER_BCAST == call->kind || MCA_COLL_GPU_HIER_ALLGATHER == call->kind) {
-        if (!mca_coll_gpu_geom(call->dtype, &g)) {
-            return 0;
-        }
-        j->bytes = (size_t) call->count * g.size;
-        j->in = NULL != sbuf ? sbuf + g.lb : NULL;
-        j->out = (char *) call->rbuf + g.lb;
-        return 1;
-    }
-    if (!mca_coll_gpu_map(call->dtype, call->op, &j->dt, &j->op)) {
-        return 0;
-    }
-    j->count = (size_t) call->count;
-    j->bytes = j->count * gpu_dtype_size(j->dt);
-    j->in = MCA_COLL_GPU_HIER_ALLREDUCE == call->kind && in_place ? call->rbuf : sbuf;
-    j->out = call->rbuf;
-    return 1;
-}
 
 static gpu_hier_coll_t gpu_hnb_coll(mca_coll_gpu_hier_kind_t kind)
 {
@@ -346,13 +349,63 @@ static gpu_hier_coll_t gpu_hnb_coll(mca_coll_gpu_hier_kind_t kind)
         return GPU_HIER_ALLREDUCE;
     }
 }
+
+/* The call in the hierarchy's terms, as the blocking run takes it
+ * (coll_gpu_hier.c, coll_gpu_hier_v.c); 0 where it cannot be (the
+ * eligibility said it can, so: no memory, or a layout the hierarchy
+ * declines on every rank alike).  The label is asked for here: the thread
+ * is idle or runs an earlier call, neither of which writes it. */
+static int gpu_hnb_prep(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
+                        gpu_hnb_job_t *j)
+{
+    const int in_place = MPI_IN_PLACE == call->sbuf;
+    const char *sbuf = in_place ? NULL : call->sbuf;
+    mca_coll_gpu_geom_t g;
+
+    j->kind = call->kind;
+    j->root = call->root;
+    j->hier = m->hier;
+    if (call->kind >= MCA_COLL_GPU_HIER_GATHER) {
+        const char *name = "";
+        if ((MCA_COLL_GPU_HIER_SCAN == call->kind || MCA_COLL_GPU_HIER_EXSCAN == call->kind) &&
+            !gpu_hier_scan_takes(m->hier)) {
+            return 0;
+        }
+        j->v = mca_coll_gpu_hier_v_job(m, call, &name, &j->bytes, j->label, sizeof(j->label));
+        snprintf(j->what, sizeof(j->what), "%s", name);
+        return NULL != j->v;
+    }
+    snprintf(j->what, sizeof(j->what), "%s", gpu_hnb_names[call->kind]);
+    if (MCA_COLL_GPU_HIER_BCAST == call->kind || MCA_COLL_GPU_HIER_ALLGATHER == call->kind) {
+        if (!mca_coll_gpu_geom(call->dtype, &g)) {
+            return 0;
+        }
+        j->bytes = (size_t) call->count * g.size;
+        j->in = NULL != sbuf ? sbuf + g.lb : NULL;
+        j->out = (char *) call->rbuf + g.lb;
+        snprintf(j->label, sizeof(j->label), "%s",
+                 gpu_hier_algo(m->hier, gpu_hnb_coll(call->kind), j->bytes, 1));
+        return 1;
+    }
+    if (!mca_coll_gpu_map(call->dtype, call->op, &j->dt, &j->op)) {
+        return 0;
+    }
+    j->count = (size_t) call->count;
+    j->bytes = j->count * gpu_dtype_size(j->dt);
+    j->in = MCA_COLL_GPU_HIER_ALLREDUCE == call->kind && in_place ? call->rbuf : sbuf;
+    j->out = call->rbuf;
+    snprintf(j->label, sizeof(j->label), "%s",
+             gpu_hier_algo(m->hier, gpu_hnb_coll(call->kind), j->bytes, gpu_dtype_size(j->dt)));
+    return 1;
+}
+
 #endif
 
 int mca_coll_gpu_hier_nb_takes(const mca_coll_gpu_module_t *m, int kind)
 {
 #if GPUCOLL_HAVE_UCX
     return mca_coll_gpu_component.hier_nonblocking && MCA_COLL_GPU_BOOT_HIER == m->boot &&
-           NULL != m->hier && kind >= 0 && kind < MCA_COLL_GPU_HIER_GATHER;
+           NULL != m->hier && kind >= 0 && kind < MCA_COLL_GPU_HIER_NEIGHBOR;
 #else
     (void) m;
     (void) kind;
@@ -376,7 +429,7 @@ int mca_coll_gpu_hier_nb_start(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier
         return MPI_SUCCESS;
     }
     j = calloc(1, sizeof(*j));
-    if (NULL == j || !gpu_hnb_prep(call, j)) {
+    if (NULL == j || !gpu_hnb_prep(m, call, j)) {
         free(j);
         return NULL == j ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     }
@@ -384,18 +437,10 @@ int mca_coll_gpu_hier_nb_start(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier
     if (cudaSuccess != cudaGetDevice(&j->device)) {
         j->device = 0;
     }
-    snprintf(j->what, sizeof(j->what), "%s", gpu_hnb_names[call->kind]);
     snprintf(j->comm_name, sizeof(j->comm_name), "%s", m->comm->c_name);
-    /* the thread is idle or runs an earlier call, neither of which writes
-     * the label: only this thread asks for it */
-    snprintf(j->label, sizeof(j->label), "%s",
-             gpu_hier_algo(m->hier, gpu_hnb_coll(call->kind), j->bytes,
-                           MCA_COLL_GPU_HIER_BCAST == call->kind ||
-                                   MCA_COLL_GPU_HIER_ALLGATHER == call->kind
-                               ? 1 : gpu_dtype_size(j->dt)));
     ret = mca_coll_gpu_request_start(m, req, &r);
     if (MPI_SUCCESS != ret) {
-        free(j);
+        gpu_hnb_release(j);
         return ret;
     }
     t = gpu_hnb_thread(m);

@@ -10,6 +10,7 @@
  */
 #include "ompi_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,75 +227,107 @@ int mca_coll_gpu_hier_v_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_a
     return mca_coll_gpu_v_layout(m, &v) && mca_coll_gpu_v_args(m, a, &v);
 }
 
+#if GPUCOLL_HAVE_UCX
+/* what a call's trace and log name: the collective, its size, the
+ * hierarchy's algorithm for it */
+typedef struct {
+    const char *name;
+    gpu_hier_coll_t coll;
+    size_t bytes;        /* the trace's size */
+    size_t algo_bytes;   /* the size the algorithm is chosen for */
+    size_t esz;
+} mca_coll_gpu_v_what_t;
+
+static mca_coll_gpu_v_what_t mca_coll_gpu_v_what(mca_coll_gpu_hier_kind_t kind,
+                                                 const mca_coll_gpu_v_args_t *v)
+{
+    mca_coll_gpu_v_what_t w = { .bytes = v->mine, .algo_bytes = v->mine, .esz = 1 };
+
+    switch (kind) {
+    case MCA_COLL_GPU_HIER_GATHER:
+    case MCA_COLL_GPU_HIER_GATHERV:
+        w.coll = MCA_COLL_GPU_HIER_GATHER == kind ? GPU_HIER_GATHER : GPU_HIER_GATHERV;
+        break;
+    case MCA_COLL_GPU_HIER_SCATTER:
+    case MCA_COLL_GPU_HIER_SCATTERV:
+        w.coll = MCA_COLL_GPU_HIER_SCATTER == kind ? GPU_HIER_SCATTER : GPU_HIER_SCATTERV;
+        break;
+    case MCA_COLL_GPU_HIER_ALLTOALL:
+    case MCA_COLL_GPU_HIER_ALLTOALLV:
+    case MCA_COLL_GPU_HIER_ALLTOALLW:
+        /* alltoall's block, alltoall(v,w)'s first to send (alltoallw: the
+         * pairs of alltoallv, every length and displacement in bytes) */
+        w.coll = MCA_COLL_GPU_HIER_ALLTOALL == kind ? GPU_HIER_ALLTOALL : GPU_HIER_ALLTOALLV;
+        w.bytes = MCA_COLL_GPU_HIER_ALLTOALLW == kind && NULL == v->sbuf ? v->rlen[0] : v->len[0];
+        w.algo_bytes = w.bytes > 0 ? w.bytes : 1;
+        break;
+    case MCA_COLL_GPU_HIER_REDUCE_SCATTER:
+        w.coll = GPU_HIER_REDUCE_SCATTER;
+        w.esz = gpu_dtype_size(v->dt);
+        break;
+    case MCA_COLL_GPU_HIER_SCAN:
+    case MCA_COLL_GPU_HIER_EXSCAN:
+        w.coll = MCA_COLL_GPU_HIER_SCAN == kind ? GPU_HIER_SCAN : GPU_HIER_EXSCAN;
+        w.esz = gpu_dtype_size(v->dt);
+        break;
+    default:
+        w.coll = GPU_HIER_ALLGATHERV;
+        break;
+    }
+    w.name = MCA_COLL_GPU_HIER_ALLTOALLW == kind ? "alltoallw" : gpu_hier_coll_name(w.coll);
+    return w;
+}
+
+/* the hierarchy's run of the call: nothing of Open MPI, so that the
+ * nonblocking thread runs it too */
+static gpu_status_t mca_coll_gpu_v_exec(gpu_hier_t *h, mca_coll_gpu_hier_kind_t kind,
+                                        const mca_coll_gpu_v_args_t *v)
+{
+    switch (kind) {
+    case MCA_COLL_GPU_HIER_GATHER:
+    case MCA_COLL_GPU_HIER_GATHERV:
+        return gpu_hier_gatherv(h, v->sbuf, v->mine, v->rbuf, v->is_root ? v->len : NULL,
+                                v->is_root ? v->displ : NULL, v->root, v->uniform);
+    case MCA_COLL_GPU_HIER_SCATTER:
+    case MCA_COLL_GPU_HIER_SCATTERV:
+        return gpu_hier_scatterv(h, v->sbuf, v->is_root ? v->len : NULL,
+                                 v->is_root ? v->displ : NULL, v->rbuf, v->mine, v->root,
+                                 v->uniform);
+    case MCA_COLL_GPU_HIER_ALLTOALL:
+    case MCA_COLL_GPU_HIER_ALLTOALLV:
+    case MCA_COLL_GPU_HIER_ALLTOALLW:
+        return gpu_hier_alltoallv(h, v->sbuf, v->len, v->displ, v->rbuf, v->rlen, v->rdispl);
+    case MCA_COLL_GPU_HIER_REDUCE_SCATTER:
+        return gpu_hier_reduce_scatterv(h, v->sbuf, v->rbuf, v->len, v->op, v->dt);
+    case MCA_COLL_GPU_HIER_SCAN:
+    case MCA_COLL_GPU_HIER_EXSCAN:
+        return gpu_hier_scan(h, v->sbuf, v->rbuf, v->mine / gpu_dtype_size(v->dt), v->op, v->dt,
+                             MCA_COLL_GPU_HIER_EXSCAN == kind);
+    case MCA_COLL_GPU_HIER_ALLGATHERV:
+        return gpu_hier_allgatherv(h, v->sbuf, v->rbuf, v->len, v->displ);
+    default:
+        return GPU_ERR_INVALID;
+    }
+}
+#endif
+
 int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t *call,
                             int *ran)
 {
 #if GPUCOLL_HAVE_UCX
-    const mca_coll_gpu_args_t *a = call->args;
     mca_coll_gpu_v_args_t v;
+    mca_coll_gpu_v_what_t w;
     mca_coll_gpu_trace_t trace;
-    gpu_hier_coll_t coll;
     gpu_status_t st;
 
     *ran = 0;
-    if (!mca_coll_gpu_v_layout(m, &v) || !mca_coll_gpu_v_args(m, a, &v)) {
+    if (!mca_coll_gpu_v_layout(m, &v) || !mca_coll_gpu_v_args(m, call->args, &v)) {
         return MPI_SUCCESS;   /* eligibility said otherwise: not reached */
     }
-    switch (call->kind) {
-    case MCA_COLL_GPU_HIER_GATHER:
-    case MCA_COLL_GPU_HIER_GATHERV:
-        coll = MCA_COLL_GPU_HIER_GATHER == call->kind ? GPU_HIER_GATHER : GPU_HIER_GATHERV;
-        mca_coll_gpu_trace_begin(&trace, gpu_hier_coll_name(coll), v.mine,
-                                 gpu_hier_algo(m->hier, coll, v.mine, 1));
-        st = gpu_hier_gatherv(m->hier, v.sbuf, v.mine, v.rbuf, v.is_root ? v.len : NULL,
-                              v.is_root ? v.displ : NULL, v.root, v.uniform);
-        break;
-    case MCA_COLL_GPU_HIER_SCATTER:
-    case MCA_COLL_GPU_HIER_SCATTERV:
-        coll = MCA_COLL_GPU_HIER_SCATTER == call->kind ? GPU_HIER_SCATTER : GPU_HIER_SCATTERV;
-        mca_coll_gpu_trace_begin(&trace, gpu_hier_coll_name(coll), v.mine,
-                                 gpu_hier_algo(m->hier, coll, v.mine, 1));
-        st = gpu_hier_scatterv(m->hier, v.sbuf, v.is_root ? v.len : NULL,
-                               v.is_root ? v.displ : NULL, v.rbuf, v.mine, v.root, v.uniform);
-        break;
-    case MCA_COLL_GPU_HIER_ALLTOALL:
-    case MCA_COLL_GPU_HIER_ALLTOALLV: {
-        /* the trace's size: alltoall's block, alltoallv's first to send */
-        const size_t b = v.len[0];
-        coll = MCA_COLL_GPU_HIER_ALLTOALL == call->kind ? GPU_HIER_ALLTOALL : GPU_HIER_ALLTOALLV;
-        mca_coll_gpu_trace_begin(&trace, gpu_hier_coll_name(coll), b,
-                                 gpu_hier_algo(m->hier, coll, b > 0 ? b : 1, 1));
-        st = gpu_hier_alltoallv(m->hier, v.sbuf, v.len, v.displ, v.rbuf, v.rlen, v.rdispl);
-        break;
-    }
-    case MCA_COLL_GPU_HIER_ALLTOALLW: {
-        /* the pairs of alltoallv, every length and displacement in bytes */
-        const size_t b = NULL != v.sbuf ? v.len[0] : v.rlen[0];
-        mca_coll_gpu_trace_begin(&trace, "alltoallw", b,
-                                 gpu_hier_algo(m->hier, GPU_HIER_ALLTOALLV, b > 0 ? b : 1, 1));
-        st = gpu_hier_alltoallv(m->hier, v.sbuf, v.len, v.displ, v.rbuf, v.rlen, v.rdispl);
-        break;
-    }
-    case MCA_COLL_GPU_HIER_REDUCE_SCATTER:
-        mca_coll_gpu_trace_begin(&trace, "reduce_scatter", v.mine,
-                                 gpu_hier_algo(m->hier, GPU_HIER_REDUCE_SCATTER, v.mine,
-                                               gpu_dtype_size(v.dt)));
-        st = gpu_hier_reduce_scatterv(m->hier, v.sbuf, v.rbuf, v.len, v.op, v.dt);
-        break;
-    case MCA_COLL_GPU_HIER_SCAN:
-    case MCA_COLL_GPU_HIER_EXSCAN:
-        coll = MCA_COLL_GPU_HIER_SCAN == call->kind ? GPU_HIER_SCAN : GPU_HIER_EXSCAN;
-        mca_coll_gpu_trace_begin(&trace, gpu_hier_coll_name(coll), v.mine,
-                                 gpu_hier_algo(m->hier, coll, v.mine, gpu_dtype_size(v.dt)));
-        st = gpu_hier_scan(m->hier, v.sbuf, v.rbuf, v.mine / gpu_dtype_size(v.dt), v.op, v.dt,
-                           GPU_HIER_EXSCAN == coll);
-        break;
-    default:
-        mca_coll_gpu_trace_begin(&trace, "allgatherv", v.mine,
-                                 gpu_hier_algo(m->hier, GPU_HIER_ALLGATHERV, v.mine, 1));
-        st = gpu_hier_allgatherv(m->hier, v.sbuf, v.rbuf, v.len, v.displ);
-        break;
-    }
+    w = mca_coll_gpu_v_what(call->kind, &v);
+    mca_coll_gpu_trace_begin(&trace, w.name, w.bytes,
+                             gpu_hier_algo(m->hier, w.coll, w.algo_bytes, w.esz));
+    st = mca_coll_gpu_v_exec(m->hier, call->kind, &v);
     mca_coll_gpu_trace_end(&trace, m->comm->c_name, 1, trace.t0, trace.t0, (int) st);
     if (GPU_ERR_UNSUPPORTED == st) {
         return MPI_SUCCESS;   /* the layout cannot take it, on every rank alike: staged */
@@ -308,3 +341,48 @@ int mca_coll_gpu_hier_run_v(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_ca
     return MPI_SUCCESS;
 #endif
 }
+
+#if GPUCOLL_HAVE_UCX
+/* A call held for the communicator's nonblocking thread: the layout's
+ * arrays are its own (the communicator's serve the next call's
+ * eligibility meanwhile). */
+struct mca_coll_gpu_hier_vjob {
+    mca_coll_gpu_hier_kind_t kind;
+    mca_coll_gpu_v_args_t v;
+    size_t arrays[];
+};
+
+mca_coll_gpu_hier_vjob_t *mca_coll_gpu_hier_v_job(mca_coll_gpu_module_t *m,
+                                                  const mca_coll_gpu_hier_call_t *call,
+                                                  const char **name, size_t *bytes,
+                                                  char *label, size_t label_len)
+{
+    const size_t n = (size_t) ompi_comm_size(m->comm);
+    mca_coll_gpu_hier_vjob_t *j = malloc(sizeof(*j) + 4 * n * sizeof(size_t));
+    mca_coll_gpu_v_what_t w;
+
+    if (NULL == j) {
+        return NULL;
+    }
+    j->kind = call->kind;
+    j->v.len = j->arrays;
+    j->v.displ = j->arrays + n;
+    j->v.rlen = j->arrays + 2 * n;
+    j->v.rdispl = j->arrays + 3 * n;
+    memset(j->arrays, 0, 4 * n * sizeof(size_t));
+    if (!mca_coll_gpu_v_args(m, call->args, &j->v)) {
+        free(j);
+        return NULL;
+    }
+    w = mca_coll_gpu_v_what(call->kind, &j->v);
+    *name = w.name;
+    *bytes = w.bytes;
+    snprintf(label, label_len, "%s", gpu_hier_algo(m->hier, w.coll, w.algo_bytes, w.esz));
+    return j;
+}
+
+gpu_status_t mca_coll_gpu_hier_v_job_run(struct gpu_hier *h, const mca_coll_gpu_hier_vjob_t *j)
+{
+    return mca_coll_gpu_v_exec(h, j->kind, &j->v);
+}
+#endif

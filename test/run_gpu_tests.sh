@@ -155,6 +155,23 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/test_hier_nb" ]; then
     fi
   done
 fi
+# the same for gather(v), scatter(v), allgatherv, alltoall(v,w), reduce_scatter, (ex)scan
+# (test_hier_nbv): each ran on the thread; scan on the reversed-rank communicator staged
+if [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/test_hier_nbv" ]; then
+  for nv in 2 4; do
+    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_verbose 10 \
+      "$B/test/mpi/test_hier_nbv" 2>&1)
+    miss=""
+    for c in gather gatherv scatter scatterv allgatherv alltoall alltoallv alltoallw reduce_scatter scan exscan; do
+      echo "$out" | grep -q "nonblocking $c ran on the hierarchy's thread (hier .*): success" || miss="$miss $c"
+    done
+    if echo "$out" | grep -q '^[1-9][0-9]* passed, 0 failed$' && [ -z "$miss" ]; then
+      pass=$((pass+1)); echo "PASS $nv virtual nodes: nonblocking/persistent v collectives on the hierarchy's thread, $(echo "$out" | grep ' failed$' | tail -1)"
+    else
+      fail=$((fail+1)); echo "FAIL $nv virtual nodes: nonblocking/persistent v collectives on the hierarchy's thread (not there:$miss)"; echo "$out" | grep -E 'FAIL|failed|error' | head -10
+    fi
+  done
+fi
 # gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across 2 and 4
 # virtual nodes: the
 # conformance test passes and the timing file names each one's hierarchical label
