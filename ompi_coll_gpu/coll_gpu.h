@@ -435,6 +435,14 @@ gpu_status_t mca_coll_gpu_hier_v_job_run(struct gpu_hier *h, const mca_coll_gpu_
 int mca_coll_gpu_hier_nbr_ok(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a);
 int mca_coll_gpu_hier_run_nbr(mca_coll_gpu_module_t *m, const struct mca_coll_gpu_args_t *a,
                               int *ran);
+/* and for the nonblocking thread, as the v collectives' job above */
+typedef struct mca_coll_gpu_hier_nbrjob mca_coll_gpu_hier_nbrjob_t;
+mca_coll_gpu_hier_nbrjob_t *mca_coll_gpu_hier_nbr_job(mca_coll_gpu_module_t *m,
+                                                      const struct mca_coll_gpu_args_t *a,
+                                                      const char **name, size_t *bytes,
+                                                      char *label, size_t label_len);
+gpu_status_t mca_coll_gpu_hier_nbr_job_run(struct gpu_hier *h,
+                                           const mca_coll_gpu_hier_nbrjob_t *j);
 /* a blocking barrier across nodes once the hierarchy is set up (*ran 0: the
  * previous module's; the same answer on every rank) */
 int mca_coll_gpu_hier_barrier(mca_coll_gpu_module_t *m, int *ran);

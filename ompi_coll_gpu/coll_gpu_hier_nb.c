@@ -57,7 +57,9 @@
  * arrays serve the next call meanwhile.  A layout the hierarchy declines
  * (scan over nodes that are not runs of consecutive ranks) is declined
  * before the start and stages on every rank, as the blocking call does.
- * The neighbourhood collectives and barrier stage when nonblocking.
+ * The neighbourhood collectives run here too, every round's spans cut at
+ * the start (coll_gpu_nbr.c).  Ibarrier moves no device data: the previous
+ * module's.
  */
 #include "ompi_config.h"
 
@@ -91,6 +93,7 @@ typedef struct gpu_hnb_job {
     int root;
     struct gpu_hier *hier;      /* its communicator's */
     mca_coll_gpu_hier_vjob_t *v;   /* the v collectives: the call's layout */
+    mca_coll_gpu_hier_nbrjob_t *nbr;   /* the neighbourhoods: every round's spans */
     int device;                 /* the caller's CUDA device */
     gpu_status_t st;
     int done;                   /* raised by the thread, last (release order) */
@@ -135,6 +138,9 @@ static gpu_status_t gpu_hnb_exec(struct gpu_hier *h, const gpu_hnb_job_t *j)
 {
     if (NULL != j->v) {
         return mca_coll_gpu_hier_v_job_run(h, j->v);
+    }
+    if (NULL != j->nbr) {
+        return mca_coll_gpu_hier_nbr_job_run(h, j->nbr);
     }
     switch (j->kind) {
     case MCA_COLL_GPU_HIER_ALLREDUCE:
@@ -328,6 +334,7 @@ static void gpu_hnb_release(void *arg)
 {
     gpu_hnb_job_t *j = arg;
     free(j->v);
+    free(j->nbr);
     free(j);
 }
 
@@ -365,6 +372,13 @@ static int gpu_hnb_prep(mca_coll_gpu_module_t *m, const mca_coll_gpu_hier_call_t
     j->kind = call->kind;
     j->root = call->root;
     j->hier = m->hier;
+    if (MCA_COLL_GPU_HIER_NEIGHBOR == call->kind) {
+        const char *name = "";
+        j->nbr = mca_coll_gpu_hier_nbr_job(m, call->args, &name, &j->bytes, j->label,
+                                           sizeof(j->label));
+        snprintf(j->what, sizeof(j->what), "%s", name);
+        return NULL != j->nbr;
+    }
     if (call->kind >= MCA_COLL_GPU_HIER_GATHER) {
         const char *name = "";
         if ((MCA_COLL_GPU_HIER_SCAN == call->kind || MCA_COLL_GPU_HIER_EXSCAN == call->kind) &&
@@ -405,7 +419,7 @@ int mca_coll_gpu_hier_nb_takes(const mca_coll_gpu_module_t *m, int kind)
 {
 #if GPUCOLL_HAVE_UCX
     return mca_coll_gpu_component.hier_nonblocking && MCA_COLL_GPU_BOOT_HIER == m->boot &&
-           NULL != m->hier && kind >= 0 && kind < MCA_COLL_GPU_HIER_NEIGHBOR;
+           NULL != m->hier && kind >= 0 && kind <= MCA_COLL_GPU_HIER_NEIGHBOR;
 #else
     (void) m;
     (void) kind;

@@ -27,6 +27,8 @@
  */
 #include "ompi_config.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll_gpu.h"
@@ -388,3 +390,51 @@ int mca_coll_gpu_hier_run_nbr(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_
     return MPI_SUCCESS;
 #endif
 }
+
+#if GPUCOLL_HAVE_UCX
+/* A neighbourhood call held for the communicator's nonblocking thread
+ * (coll_gpu_hier_nb.c): every round's spans, cut at the start on the
+ * calling thread (the topology and the arguments are Open MPI's). */
+struct mca_coll_gpu_hier_nbrjob {
+    int rounds;
+    const void *sbuf;
+    void *rbuf;
+    gpu_nbr_spans_t s[2];
+};
+
+mca_coll_gpu_hier_nbrjob_t *mca_coll_gpu_hier_nbr_job(mca_coll_gpu_module_t *m,
+                                                      const mca_coll_gpu_args_t *a,
+                                                      const char **name, size_t *bytes,
+                                                      char *label, size_t label_len)
+{
+    const int rounds = gpu_nbr_rounds(m->comm);
+    mca_coll_gpu_hier_nbrjob_t *j = calloc(1, sizeof(*j));
+
+    if (NULL == j) {
+        return NULL;
+    }
+    for (int r = 0; r < rounds; ++r) {
+        if (!gpu_nbr_hier_spans(m, a, r, rounds, &j->s[r])) {
+            free(j);   /* not reached: the route's eligibility cut them too */
+            return NULL;
+        }
+    }
+    j->rounds = rounds;
+    j->sbuf = a->sbuf;
+    j->rbuf = a->rbuf;
+    *name = mca_coll_gpu_coll_ops(a->kind)->name;
+    *bytes = j->s[0].rl[0];
+    snprintf(label, label_len, "%s", gpu_hier_algo(m->hier, GPU_HIER_ALLTOALLV, 1, 1));
+    return j;
+}
+
+gpu_status_t mca_coll_gpu_hier_nbr_job_run(struct gpu_hier *h, const mca_coll_gpu_hier_nbrjob_t *j)
+{
+    gpu_status_t st = GPU_OK;
+    for (int r = 0; r < j->rounds && GPU_OK == st; ++r) {
+        st = gpu_hier_alltoallv(h, j->sbuf, j->s[r].sl, j->s[r].sd, j->rbuf, j->s[r].rl,
+                                j->s[r].rd);
+    }
+    return st;
+}
+#endif

@@ -205,8 +205,12 @@ if [ -n "$HIER_CFGS" ]; then
     out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_timing_file "$tf/t" \
       "$B/test/conform/test_conform" --quick --mem device 2>&1)
     out2=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_timing_file "$tf/n" \
-      "$B/test/conform/test_conform_nbr" --quick 2>&1)
+      --mca coll_gpu_verbose 10 "$B/test/conform/test_conform_nbr" --quick 2>&1)
     miss=""
+    # their nonblocking and persistent forms on the hierarchy's thread (coll_gpu_hier_nb.c)
+    for c in neighbor_allgather neighbor_alltoall neighbor_alltoallv; do
+      echo "$out2" | grep -q "nonblocking $c ran on the hierarchy's thread (hier .*): success" || miss="$miss [nonblocking $c]"
+    done
     for l in '"coll":"barrier","algo":"hier ' '"coll":"alltoallw","algo":"hier pairs: ' \
              '"coll":"neighbor_allgatherv?","algo":"hier pairs: ' \
              '"coll":"neighbor_alltoall[vw]?","algo":"hier pairs: '; do
