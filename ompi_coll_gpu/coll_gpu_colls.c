@@ -55,10 +55,17 @@ static int gpu_buf_v(const void *buf, int n, const int *counts, const int *displ
     return gpu_buf(buf, 0, NULL, 0);
 }
 
+/* ANY: a side is on the device; ALL: no side is on the host.  A side that
+ * moves nothing from a NULL pointer (count 0, as MPI allows) is neither:
+ * it takes the other side's kind, or a rank that sends nothing would make
+ * every rank stage (test_conform_nbr: neighbor_allgatherv's rank 1 sends 0
+ * elements from NULL, and every such call staged).  The paths take such a
+ * NULL for nothing, not for MPI_IN_PLACE (coll_gpu_nbr.c's plans) */
 static int gpu_mem_of(int s, int r)
 {
-    return (GPU_BUF_DEV == s || GPU_BUF_DEV == r ? GPU_MEM_ANY : 0) |
-           (GPU_BUF_DEV == s && GPU_BUF_DEV == r ? GPU_MEM_ALL : 0);
+    const int any = GPU_BUF_DEV == s || GPU_BUF_DEV == r;
+    return (any ? GPU_MEM_ANY : 0) |
+           (any && GPU_BUF_HOST != s && GPU_BUF_HOST != r ? GPU_MEM_ALL : 0);
 }
 
 static int gpu_mem_allreduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a)
@@ -377,9 +384,19 @@ static int gpu_native_alltoall(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
         (!in_place && !gpu_bytes(&sg, n, a->scounts, a->scount, a->sdispls, sl, sd))) {
         return 0;
     }
+    const char *sbuf = in_place ? NULL : (const char *) a->sbuf;
+    if (!in_place && NULL == sbuf) {
+        /* NULL is the plan's in place: a rank that sends nothing from NULL
+         * names its receive buffer (nothing is read); MPI_BOTTOM stages */
+        for (int q = 0; q < n; ++q) {
+            if (sl[q] > 0) {
+                return 0;
+            }
+        }
+        sbuf = a->rbuf;
+    }
     if (!gpu_native_plan(x, MCA_COLL_GPU_ARGS_ALLTOALL == a->kind ? "alltoall" : "alltoallv",
-                         gpu_plan_alltoallv(&x->plan, ompi_comm_rank(m->comm), n,
-                                            in_place ? NULL : (const char *) a->sbuf, sl, sd,
+                         gpu_plan_alltoallv(&x->plan, ompi_comm_rank(m->comm), n, sbuf, sl, sd,
                                             (char *) a->rbuf, rl, rd))) {
         return 0;
     }

@@ -233,6 +233,7 @@ static int gpu_nbr_plan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, 
                         const mca_coll_gpu_geom_t *rg, gpu_xchg_plan_t *plan)
 {
     const int n = ompi_comm_size(m->comm), me = ompi_comm_rank(m->comm);
+    const char *sbuf = a->sbuf;
     size_t s2l[GPU_MAX_PEERS] = { 0 }, s2d[GPU_MAX_PEERS] = { 0 };
     size_t r2l[GPU_MAX_PEERS] = { 0 }, r2d[GPU_MAX_PEERS] = { 0 };
     gpu_nbr_spans_t s, t;
@@ -248,10 +249,21 @@ static int gpu_nbr_plan(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, 
     if (s.sent[me] != s.got[me] || s.sl[me] != s.rl[me]) {
         return 0;
     }
-    if (GPU_OK != gpu_plan_alltoallv(plan, me, n, (const char *) a->sbuf, s.sl, s.sd,
-                                     (char *) a->rbuf, s.rl, s.rd) ||
-        GPU_OK != gpu_plan_second(plan, me, n, (const char *) a->sbuf, s2l, s2d,
-                                  (char *) a->rbuf, r2l, r2d)) {
+    if (NULL == sbuf) {
+        /* a NULL send buffer is the plan's "in place": a rank that sends
+         * nothing from NULL (count 0, as MPI allows) names its receive
+         * buffer instead, from which nothing is read; NULL with bytes to
+         * send (MPI_BOTTOM) stages */
+        for (int q = 0; q < n; ++q) {
+            if (s.sl[q] > 0 || s2l[q] > 0) {
+                return 0;
+            }
+        }
+        sbuf = a->rbuf;
+    }
+    if (GPU_OK != gpu_plan_alltoallv(plan, me, n, sbuf, s.sl, s.sd, (char *) a->rbuf, s.rl,
+                                     s.rd) ||
+        GPU_OK != gpu_plan_second(plan, me, n, sbuf, s2l, s2d, (char *) a->rbuf, r2l, r2d)) {
         return 0;
     }
     /* a round moves at most one block per pair, and without v every block

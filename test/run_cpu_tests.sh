@@ -163,6 +163,15 @@ run "conformance test: no CUDA driver, host buffers, np 2" sh -c "
   out=\$($MPIRUN --oversubscribe -np 2 $B/test/conform/test_conform --quick 2>&1)
   echo \"\$out\" | grep -q 'conform: no CUDA driver: host buffers only' || { echo \"\$out\" | tail -5; exit 1; }
   echo \"\$out\" | grep -q ' 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|HANG|CRASH|passed' | head -30; exit 1; }"
+# sides that move nothing from NULL (count 0): alltoallv, allgatherv, gatherv, scatterv and
+# the neighbourhoods on a ring, blocking and nonblocking, one node and 2 virtual nodes (here
+# staged; the GPU suite checks they take GPU paths)
+for cfg in "1 1" "2 1" "3 1" "4 1" "4 2"; do
+  set -- $cfg
+  run "NULL sides of count 0 (test_null_sides), np $1, $2 node(s) (driver stand-in)" sh -c "
+    out=\$($FAKE OMPI_MCA_coll_gpu_virtual_nodes=$2 $MPIRUN --oversubscribe -np $1 $B/test/mpi/test_null_sides 2>&1) || { echo \"\$out\" | tail -20; exit 1; }
+    echo \"\$out\" | grep -q '^[1-9][0-9]* passed, 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|passed' | head -20; exit 1; }"
+done
 # its second program: neighborhood and intercommunicator collectives, MPI_Reduce_local
 nbr() { # name, np, test options
   run "conformance test, neighborhood/intercommunicator/reduce_local: $1, np $2" sh -c "

@@ -155,6 +155,25 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/test_hier_nb" ]; then
     fi
   done
 fi
+# sides that move nothing from NULL (count 0) keep a call on a GPU path: test_null_sides
+# passes at np 2-4 and the blocking alltoallv / neighbourhood calls leave timing records (a
+# staged blocking call leaves none)
+if [ -x "$B/test/mpi/test_null_sides" ]; then
+  for np in 2 3 4; do
+    tf=$(mktemp -d)
+    out=$($MPIRUN --bind-to none -np $np --mca coll_gpu_timing_file "$tf/t" "$B/test/mpi/test_null_sides" 2>&1)
+    miss=""
+    for c in alltoallv $( [ $np -ge 3 ] && echo neighbor_allgatherv neighbor_alltoallv ); do
+      cat "$tf"/t.* 2>/dev/null | grep -qE "\"coll\":\"$c\",\"algo\":\"[^\"]*\",\"bytes\":[0-9]+,\"blocking\":1" || miss="$miss $c"
+    done
+    if echo "$out" | grep -q '^[1-9][0-9]* passed, 0 failed$' && [ -z "$miss" ]; then
+      pass=$((pass+1)); echo "PASS np $np: NULL sides of count 0 on GPU paths, $(echo "$out" | grep ' failed$' | tail -1)"
+    else
+      fail=$((fail+1)); echo "FAIL np $np: NULL sides of count 0 (not on a GPU path:$miss)"; echo "$out" | grep -E 'FAIL|failed' | head -5
+    fi
+    rm -rf "$tf"
+  done
+fi
 # the same for gather(v), scatter(v), allgatherv, alltoall(v,w), reduce_scatter, (ex)scan
 # (test_hier_nbv): each ran on the thread; scan on the reversed-rank communicator staged
 if [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/test_hier_nbv" ]; then
