@@ -64,6 +64,9 @@ static int gpu_buf_v(const void *buf, int n, const int *counts, const int *displ
 static int gpu_mem_of(int s, int r)
 {
     const int any = GPU_BUF_DEV == s || GPU_BUF_DEV == r;
+    if (GPU_BUF_NONE == s && GPU_BUF_NONE == r) {
+        return GPU_MEM_EMPTY;
+    }
     return (any ? GPU_MEM_ANY : 0) |
            (any && GPU_BUF_HOST != s && GPU_BUF_HOST != r ? GPU_MEM_ALL : 0);
 }

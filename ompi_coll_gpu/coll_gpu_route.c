@@ -168,6 +168,10 @@ static int gpu_route_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a
         return mca_coll_gpu_inter_run(m, a, req);
     }
     mem = r.ops->mem(m, a);
+    if (GPU_MEM_EMPTY == mem) {
+        mem = MCA_COLL_GPU_BOOT_READY == m->boot || MCA_COLL_GPU_BOOT_HIER == m->boot
+                  ? GPU_MEM_ANY | GPU_MEM_ALL : 0;
+    }
     r.x.rounds = 1;
     r.x.call.wide = NULL;   /* only the wide reductions' builder sets it */
     r.x_final = MCA_COLL_GPU_BOOT_READY == m->boot && NULL != m->engine;

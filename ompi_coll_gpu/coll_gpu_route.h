@@ -57,6 +57,12 @@ typedef struct {
  * memory holding its blocks (the GPU path may take it).  The GPU path's
  * questions start from this answer: the route asks it once per call. */
 enum { GPU_MEM_ANY = 1, GPU_MEM_ALL = 2 };
+/* Alone: this rank moves nothing (every side NULL or of count 0).  The
+ * route makes it a device call where the communicator has set up its GPU
+ * path (it follows its peers' device calls instead of making every rank
+ * stage, as a gatherv non-root that contributes nothing did), and a host
+ * call elsewhere (a host program never sets that path up). */
+enum { GPU_MEM_EMPTY = 4 };
 
 /* One collective's row. */
 typedef struct {

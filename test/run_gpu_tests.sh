@@ -163,7 +163,7 @@ if [ -x "$B/test/mpi/test_null_sides" ]; then
     tf=$(mktemp -d)
     out=$($MPIRUN --bind-to none -np $np --mca coll_gpu_timing_file "$tf/t" "$B/test/mpi/test_null_sides" 2>&1)
     miss=""
-    for c in alltoallv $( [ $np -ge 3 ] && echo neighbor_allgatherv neighbor_alltoallv ); do
+    for c in alltoallv gatherv scatterv $( [ $np -ge 3 ] && echo neighbor_allgatherv neighbor_alltoallv ); do
       cat "$tf"/t.* 2>/dev/null | grep -qE "\"coll\":\"$c\",\"algo\":\"[^\"]*\",\"bytes\":[0-9]+,\"blocking\":1" || miss="$miss $c"
     done
     if echo "$out" | grep -q '^[1-9][0-9]* passed, 0 failed$' && [ -z "$miss" ]; then
