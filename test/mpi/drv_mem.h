@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef unsigned long long dptr_t;
 static struct {
@@ -114,6 +115,52 @@ static void poison(int *d, size_t n)
     if (0 != cu.MemsetD8((dptr_t) (uintptr_t) d, 0xA5, n * sizeof(int))) {
         die("cuMemsetD8");
     }
+}
+
+/* MPI up, a device bound, a hang bounded by alarm_s; 0: no CUDA driver with
+ * a device (SKIP printed, MPI finalized: the test returns 0) */
+static int drv_start(int *argc, char ***argv, unsigned alarm_s)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    alarm(alarm_s);   /* a hang fails the run instead of holding it */
+    if (!driver_init()) {
+        if (0 == rank) {
+            printf("SKIP: no CUDA driver with a device\n");
+        }
+        MPI_Finalize();
+        return 0;
+    }
+    return 1;
+}
+
+/* each request completed by an MPI_Test loop, in order */
+static inline void drv_wait_by_test(MPI_Request *r, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        int done = 0;
+        for (long spins = 0; !done; ++spins) {
+            MPI_Test(&r[i], &done, MPI_STATUS_IGNORE);
+            if (!done && spins > 20000000L) {
+                CHECK(0, "MPI_Test loop: request %d never completed", i);
+                return;
+            }
+        }
+    }
+}
+
+/* "N passed, N failed" over every rank on rank 0, MPI finalized; the
+ * exit status */
+static int drv_report(void)
+{
+    int mine[2] = { npass, nfail }, tot[2];
+    MPI_Reduce(mine, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (0 == rank) {
+        printf("%d passed, %d failed\n", tot[0], tot[1]);
+    }
+    MPI_Finalize();
+    return nfail ? 1 : 0;
 }
 
 #endif

@@ -115,20 +115,6 @@ static int want_gather(size_t i, const void *a)
     return val(world_of(x->c, (int) (i / x->n)), i % x->n, x->k);
 }
 
-static void wait_some_tests(MPI_Request *r, int n)
-{
-    for (int i = 0; i < n; ++i) {
-        int done = 0;
-        for (long spins = 0; !done; ++spins) {
-            MPI_Test(&r[i], &done, MPI_STATUS_IGNORE);
-            if (!done && spins > 20000000L) {
-                CHECK(0, "MPI_Test loop: request %d never completed", i);
-                return;
-            }
-        }
-    }
-}
-
 static void round_nb(MPI_Comm c1, MPI_Comm c2, size_t n, int k)
 {
     int r1, r2;
@@ -177,7 +163,7 @@ static void round_nb(MPI_Comm c1, MPI_Comm c2, size_t n, int k)
     /* host buffers, queued behind the device calls on c2 */
     MPI_Iallreduce(hs, hr, (int) n, MPI_INT, MPI_SUM, c2, &wq[4]);
     /* the second communicator's two by MPI_Test, the rest in reverse */
-    wait_some_tests(tq, 2);
+    drv_wait_by_test(tq, 2);
     for (int i = 4; i >= 0; --i) {
         MPI_Wait(&wq[i], MPI_STATUS_IGNORE);
     }
@@ -359,17 +345,9 @@ int main(int argc, char **argv)
 {
     static const size_t sizes[] = { 1, 1000, 40000 };
     MPI_Comm c1, c2;
-    int *s, *r, tot[2], mine[2];
+    int *s, *r;
 
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    alarm(240);   /* a hang fails the run instead of holding it */
-    if (!driver_init()) {
-        if (0 == rank) {
-            printf("SKIP: no CUDA driver with a device\n");
-        }
-        MPI_Finalize();
+    if (!drv_start(&argc, &argv, 240)) {
         return 0;
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &c1);
@@ -390,12 +368,5 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&c1);
     MPI_Comm_free(&c2);
-    mine[0] = npass;
-    mine[1] = nfail;
-    MPI_Reduce(mine, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (0 == rank) {
-        printf("%d passed, %d failed\n", tot[0], tot[1]);
-    }
-    MPI_Finalize();
-    return nfail ? 1 : 0;
+    return drv_report();
 }

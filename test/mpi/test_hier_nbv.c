@@ -138,20 +138,6 @@ static void compare(const char *what, int k, const int *d, int *want, size_t n)
     free(want);
 }
 
-static void wait_by_test(MPI_Request *r, int n)
-{
-    for (int i = 0; i < n; ++i) {
-        int done = 0;
-        for (long spins = 0; !done; ++spins) {
-            MPI_Test(&r[i], &done, MPI_STATUS_IGNORE);
-            if (!done && spins > 20000000L) {
-                CHECK(0, "MPI_Test loop: request %d never completed", i);
-                return;
-            }
-        }
-    }
-}
-
 /* the calls of one round on one communicator: buffers, layouts, checks */
 typedef struct {
     MPI_Comm c;
@@ -469,7 +455,7 @@ static void round_nb(MPI_Comm c1, MPI_Comm c2, int base, int k)
     start_uni(&b, 0, base, &qb[6], &o[13]);
     start_uni(&a, 1, base, &qa[7], &o[14]);
     start_uni(&b, 2, base, &qb[7], &o[15]);
-    wait_by_test(qb, 8);
+    drv_wait_by_test(qb, 8);
     for (int i = 7; i >= 0; --i) {
         MPI_Wait(&qa[i], MPI_STATUS_IGNORE);
     }
@@ -557,17 +543,9 @@ int main(int argc, char **argv)
 {
     static const int bases[] = { 1, 300, 20000 };
     MPI_Comm c1, c2;
-    int *s, *r, tot[2], mine[2];
+    int *s, *r;
 
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    alarm(240);   /* a hang fails the run instead of holding it */
-    if (!driver_init()) {
-        if (0 == rank) {
-            printf("SKIP: no CUDA driver with a device\n");
-        }
-        MPI_Finalize();
+    if (!drv_start(&argc, &argv, 240)) {
         return 0;
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &c1);
@@ -585,12 +563,5 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&c1);
     MPI_Comm_free(&c2);
-    mine[0] = npass;
-    mine[1] = nfail;
-    MPI_Reduce(mine, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (0 == rank) {
-        printf("%d passed, %d failed\n", tot[0], tot[1]);
-    }
-    MPI_Finalize();
-    return nfail ? 1 : 0;
+    return drv_report();
 }

@@ -297,18 +297,10 @@ static void t_neighbor(MPI_Comm ring, int v, int nb)
 
 int main(int argc, char **argv)
 {
-    int tot[2], mine[2], dims[1] = { 0 }, periods[1] = { 1 };
+    int dims[1] = { 0 }, periods[1] = { 1 };
     MPI_Comm ring;
 
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    alarm(120);
-    if (!driver_init()) {
-        if (0 == rank) {
-            printf("SKIP: no CUDA driver with a device\n");
-        }
-        MPI_Finalize();
+    if (!drv_start(&argc, &argv, 120)) {
         return 0;
     }
     dims[0] = size;
@@ -325,12 +317,5 @@ int main(int argc, char **argv)
         }
     }
     MPI_Comm_free(&ring);
-    mine[0] = npass;
-    mine[1] = nfail;
-    MPI_Reduce(mine, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (0 == rank) {
-        printf("%d passed, %d failed\n", tot[0], tot[1]);
-    }
-    MPI_Finalize();
-    return nfail ? 1 : 0;
+    return drv_report();
 }
