@@ -283,27 +283,23 @@ fi
 # component's static CUDA runtime does not run on the stand-in, so the hierarchy is not set up
 # here and every call stages (the log says so); on GPUs (run_gpu_tests.sh) they run on the
 # hierarchy's thread
-if [ -x "$B/test/mpi/test_hier_nb" ]; then
-  for cfg in "tcp,self 2 2" "sm,self 4 4" "tcp,self 4 2"; do
+#
+# The same for gather(v), scatter(v), allgatherv, alltoall(v,w), reduce_scatter and (ex)scan
+# (test_hier_nbv): zero counts, gaps, root-only arguments NULL elsewhere, in place, sixteen
+# outstanding on two communicators, persistent starts.
+hier_nb() { # program, what it covers, then "UCX_TLS np nodes" configurations
+  prog=$1; what=$2; shift 2
+  [ -x "$B/test/mpi/$prog" ] || return 0
+  for cfg in "$@"; do
     set -- $cfg
-    run "nonblocking and persistent collectives across $3 virtual nodes, np $2, UCX_TLS=$1 (driver stand-in)" sh -c "
-      out=\$(env UCX_TLS=$1 $FAKE OMPI_MCA_coll_gpu_virtual_nodes=$3 $MPIRUN --oversubscribe -np $2 --mca coll_gpu_verbose 10 --mca coll_gpu_net_slot_bytes 65536 '$B/test/mpi/test_hier_nb' 2>&1) || { echo \"\$out\" | tail -20; exit 1; }
+    run "nonblocking and persistent $what across $3 virtual nodes, np $2, UCX_TLS=$1 (driver stand-in)" sh -c "
+      out=\$(env UCX_TLS=$1 $FAKE OMPI_MCA_coll_gpu_virtual_nodes=$3 $MPIRUN --oversubscribe -np $2 --mca coll_gpu_verbose 10 --mca coll_gpu_net_slot_bytes 65536 '$B/test/mpi/$prog' 2>&1) || { echo \"\$out\" | tail -20; exit 1; }
       echo \"\$out\" | grep -q 'spans $3 nodes; the hierarchy could not be set up' || echo \"\$out\" | grep -q \"ran on the hierarchy's thread\" || { echo 'neither staged nor on the hierarchy'; exit 1; }
       echo \"\$out\" | grep -q '^[1-9][0-9]* passed, 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|passed' | head -20; exit 1; }"
   done
-fi
-# the same for gather(v), scatter(v), allgatherv, alltoall(v,w), reduce_scatter and (ex)scan:
-# zero counts, gaps, root-only arguments NULL elsewhere, in place, sixteen outstanding on
-# two communicators, persistent starts (staged here, on the hierarchy's thread on GPUs)
-if [ -x "$B/test/mpi/test_hier_nbv" ]; then
-  for cfg in "tcp,self 2 2" "sm,self 3 3" "tcp,self 4 2"; do
-    set -- $cfg
-    run "nonblocking and persistent v collectives across $3 virtual nodes, np $2, UCX_TLS=$1 (driver stand-in)" sh -c "
-      out=\$(env UCX_TLS=$1 $FAKE OMPI_MCA_coll_gpu_virtual_nodes=$3 $MPIRUN --oversubscribe -np $2 --mca coll_gpu_verbose 10 --mca coll_gpu_net_slot_bytes 65536 '$B/test/mpi/test_hier_nbv' 2>&1) || { echo \"\$out\" | tail -20; exit 1; }
-      echo \"\$out\" | grep -q 'spans $3 nodes; the hierarchy could not be set up' || echo \"\$out\" | grep -q \"ran on the hierarchy's thread\" || { echo 'neither staged nor on the hierarchy'; exit 1; }
-      echo \"\$out\" | grep -q '^[1-9][0-9]* passed, 0 failed\$' || { echo \"\$out\" | grep -E 'FAIL|passed' | head -20; exit 1; }"
-  done
-fi
+}
+hier_nb test_hier_nb collectives "tcp,self 2 2" "sm,self 4 4" "tcp,self 4 2"
+hier_nb test_hier_nbv "v collectives" "tcp,self 2 2" "sm,self 3 3" "tcp,self 4 2"
 # gatherv, scatterv, allgatherv, alltoallv, reduce_scatter, scan, exscan (and gather,
 # scatter, alltoall, the allreduce under reduce_scatter) across 2-4
 # virtual nodes of several ranks (hier/gpu_hier_v.c, gpu_hier_a2a.c) on the stand-ins' device

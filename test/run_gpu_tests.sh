@@ -137,24 +137,30 @@ if [ -n "$HIER_CFGS" ] && [ -x "$B/tools/gpucoll-topo" ]; then
   fi
   rm -rf "$tf"
 fi
-# nonblocking and persistent allreduce, bcast, reduce, allgather, reduce_scatter_block on the
-# hierarchy's thread across 2 and 4 virtual nodes (device buffers, 4 ranks): test_hier_nb
-# passes and coll_gpu_verbose's lines show each of the five ran there
-if [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/test_hier_nb" ]; then
+# nonblocking and persistent collectives on the hierarchy's thread across 2 and 4 virtual nodes
+# (device buffers, 4 ranks): test_hier_nb (allreduce, bcast, reduce, allgather,
+# reduce_scatter_block) and test_hier_nbv (the v collectives; scan on its reversed-rank
+# communicator staged) pass, and coll_gpu_verbose's lines show each collective ran there
+hier_nb() { # program, what it covers, the collectives that must have run on the thread
+  prog=$1; what=$2; shift 2
+  { [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/$prog" ]; } || return 0
   for nv in 2 4; do
     out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_verbose 10 \
-      "$B/test/mpi/test_hier_nb" 2>&1)
+      "$B/test/mpi/$prog" 2>&1)
     miss=""
-    for c in allreduce bcast reduce allgather reduce_scatter_block; do
+    for c in "$@"; do
       echo "$out" | grep -q "nonblocking $c ran on the hierarchy's thread (hier .*): success" || miss="$miss $c"
     done
     if echo "$out" | grep -q '^[1-9][0-9]* passed, 0 failed$' && [ -z "$miss" ]; then
-      pass=$((pass+1)); echo "PASS $nv virtual nodes: nonblocking/persistent on the hierarchy's thread, $(echo "$out" | grep ' failed$' | tail -1)"
+      pass=$((pass+1)); echo "PASS $nv virtual nodes: nonblocking/persistent ${what}on the hierarchy's thread, $(echo "$out" | grep ' failed$' | tail -1)"
     else
-      fail=$((fail+1)); echo "FAIL $nv virtual nodes: nonblocking/persistent on the hierarchy's thread (not there:$miss)"; echo "$out" | grep -E 'FAIL|failed|error' | head -10
+      fail=$((fail+1)); echo "FAIL $nv virtual nodes: nonblocking/persistent ${what}on the hierarchy's thread (not there:$miss)"; echo "$out" | grep -E 'FAIL|failed|error' | head -10
     fi
   done
-fi
+}
+hier_nb test_hier_nb "" allreduce bcast reduce allgather reduce_scatter_block
+hier_nb test_hier_nbv "v collectives " gather gatherv scatter scatterv allgatherv alltoall alltoallv \
+  alltoallw reduce_scatter scan exscan
 # sides that move nothing from NULL (count 0) keep a call on a GPU path: test_null_sides
 # passes at np 2-4 and the blocking alltoallv / neighbourhood calls leave timing records (a
 # staged blocking call leaves none)
@@ -172,23 +178,6 @@ if [ -x "$B/test/mpi/test_null_sides" ]; then
       fail=$((fail+1)); echo "FAIL np $np: NULL sides of count 0 (not on a GPU path:$miss)"; echo "$out" | grep -E 'FAIL|failed' | head -5
     fi
     rm -rf "$tf"
-  done
-fi
-# the same for gather(v), scatter(v), allgatherv, alltoall(v,w), reduce_scatter, (ex)scan
-# (test_hier_nbv): each ran on the thread; scan on the reversed-rank communicator staged
-if [ -n "$HIER_CFGS" ] && [ -x "$B/test/mpi/test_hier_nbv" ]; then
-  for nv in 2 4; do
-    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes $nv --mca coll_gpu_verbose 10 \
-      "$B/test/mpi/test_hier_nbv" 2>&1)
-    miss=""
-    for c in gather gatherv scatter scatterv allgatherv alltoall alltoallv alltoallw reduce_scatter scan exscan; do
-      echo "$out" | grep -q "nonblocking $c ran on the hierarchy's thread (hier .*): success" || miss="$miss $c"
-    done
-    if echo "$out" | grep -q '^[1-9][0-9]* passed, 0 failed$' && [ -z "$miss" ]; then
-      pass=$((pass+1)); echo "PASS $nv virtual nodes: nonblocking/persistent v collectives on the hierarchy's thread, $(echo "$out" | grep ' failed$' | tail -1)"
-    else
-      fail=$((fail+1)); echo "FAIL $nv virtual nodes: nonblocking/persistent v collectives on the hierarchy's thread (not there:$miss)"; echo "$out" | grep -E 'FAIL|failed|error' | head -10
-    fi
   done
 fi
 # gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across 2 and 4
