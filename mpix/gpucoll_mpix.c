@@ -16,9 +16,11 @@
  * copies, and copies of the results back.  CUDA runs host functions on a
  * thread of its own, where neither Open MPI (below MPI_THREAD_MULTIPLE)
  * nor CUDA may be called, so the host function runs the library's own
- * transport between the ranks of a node (gpucoll_mpix_shm.h), with ops and
- * types resolved here on the application's thread.  A communicator across
- * nodes, a datatype with gaps the transport cannot move, and every call of
+ * transport between the ranks (gpucoll_mpix_shm.h: a node's shared memory,
+ * or coll/gpu's network across nodes), with ops and
+ * types resolved here on the application's thread.  A communicator whose
+ * transport could not be made, a datatype with gaps the transport cannot
+ * move, and every call of
  * a program that runs MPI_THREAD_MULTIPLE (the transport has not passed on
  * GPUs yet) go through coll/gpu's host entry (the previous coll module,
  * bounded by coll_gpu_timeout), which needs MPI_THREAD_MULTIPLE.
@@ -174,6 +176,15 @@ int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm
         const double limit = NULL != gc_abi() && gc_abi()->version >= 4 ? gc_abi()->timeout_s()
                                                                          : 0.0;
         ret = gcs_create(*newcomm, limit, &c->shm);
+        /* across nodes the same transport over coll/gpu's network */
+        if (MPI_SUCCESS == ret && NULL == c->shm) {
+            ret = gcs_net_create(*newcomm, limit, gc_abi(), &c->shm);
+        }
+        if (MPI_SUCCESS == ret && NULL != c->shm && gc_verbose()) {
+            fprintf(stderr, "gpucoll: rank %d: host transport of a stream communicator: %s\n",
+                    gcs_rank(c->shm), gcs_by_reference(c->shm)
+                    ? "the node's shared memory" : "coll/gpu's network (across nodes)");
+        }
         /* the same on every rank: which peers map this rank's buffers */
         if (MPI_SUCCESS == ret && NULL != c->shm) {
             ret = gc_p2p_setup(c, *newcomm);
@@ -197,6 +208,12 @@ int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm
         free(c);
     }
     return ret;
+}
+
+int gc_verbose(void)
+{
+    const char *env = getenv("GPUCOLL_STREAM_VERBOSE");
+    return NULL != env && atoi(env) > 0;
 }
 
 gc_comm_t *gc_comm_of(MPI_Comm comm)
@@ -690,9 +707,10 @@ int gc_enqueue(const gc_args_t *a)
     if (!shm) {
         if (level < MPI_THREAD_MULTIPLE) {
             return gc_fail(MPI_ERR_OTHER, a->fn, NULL == c->shm
-                           ? "this stream communicator spans nodes (or its shared-memory "
-                             "segment could not be made): its collectives run through Open "
-                             "MPI on CUDA's host-function thread, which needs "
+                           ? "this stream communicator has no host transport (its ranks "
+                             "span nodes and coll/gpu's network could not start there, or its "
+                             "shared-memory segment could not be made): its collectives run "
+                             "through Open MPI on CUDA's host-function thread, which needs "
                              "MPI_Init_thread(MPI_THREAD_MULTIPLE)"
                            : "this op or datatype (a Fortran op, or a type with gaps) runs "
                              "through Open MPI on CUDA's host-function thread, which needs "

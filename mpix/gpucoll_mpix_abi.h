@@ -6,7 +6,8 @@
  * on the stream (version 2); larger allreduces and alltoalls as kernels
  * on the stream (version 3); what the library's own host transport needs
  * to reduce without calling Open MPI from CUDA's host-function thread
- * (version 4).  coll/gpu exports
+ * (version 4); coll/gpu's network transport for that host transport where
+ * a stream communicator spans nodes (version 5).  coll/gpu exports
  * the table below under GPUCOLL_MPIX_ABI_SYMBOL; the library finds it with
  * dlsym (Open MPI loads components into the global namespace) and says
  * that coll/gpu is not loaded when it is absent.  The version grows when
@@ -18,9 +19,11 @@
 #include <mpi.h>
 
 #define GPUCOLL_MPIX_ABI_SYMBOL "mca_coll_gpu_mpix_v1"
-#define GPUCOLL_MPIX_ABI_VERSION 4
+#define GPUCOLL_MPIX_ABI_VERSION 5
 /* stream_allreduce's answer when the call is not one its kernel takes */
 #define GPUCOLL_MPIX_NOT_TAKEN (-1)
+/* net_test's answer while the request runs */
+#define GPUCOLL_MPIX_NET_PENDING (-2)
 
 typedef enum {
     GPUCOLL_MPIX_ALLREDUCE = 0,
@@ -92,6 +95,24 @@ typedef struct {
                        size_t count);
     /* coll_gpu_timeout in seconds: the bound of every wait of the library */
     double (*timeout_s)(void);
+    /* Version 5: tagged messages between the ranks of a stream communicator
+     * over coll/gpu's UCX transport, on endpoints and a worker of their own
+     * (libgpucoll's progress thread drives them alone).  net_open is
+     * collective over comm, on the application's thread: MPI_SUCCESS and
+     * *net NULL where UCX could not start on every rank (the same answer on
+     * every rank).  The rest run on any one thread, never call Open MPI
+     * and never wait: isend/irecv post host memory of exactly len bytes
+     * (the receive's length must match the send's) and set *req; net_test
+     * makes one pass of progress where asked, then answers 1 while *req
+     * runs, else MPI_SUCCESS or an MPI error (logged, naming the peer) with
+     * *req released and set to NULL.  net_close on the application's
+     * thread, once no request is outstanding. */
+    int (*net_open)(MPI_Comm comm, void **net);
+    void (*net_close)(void *net);
+    int (*net_isend)(void *net, int peer, const void *buf, size_t len, unsigned tag, void **req);
+    int (*net_irecv)(void *net, int peer, void *buf, size_t len, unsigned tag, void **req);
+    int (*net_test)(void *net, void **req, int progress);
+    void (*net_cancel)(void *net, void **req);
 } gpucoll_mpix_abi_t;
 
 #endif /* GPUCOLL_MPIX_ABI_H */

@@ -40,6 +40,8 @@ int gc_enqueue(const gc_args_t *a);
 int gc_fail(int code, const char *fn, const char *why);
 /* the stream state of comm, NULL when it has none */
 gc_comm_t *gc_comm_of(MPI_Comm comm);
+/* GPUCOLL_STREAM_VERBOSE > 0: say per communicator what carries its calls */
+int gc_verbose(void);
 /* coll/gpu's entry, NULL when it is not loaded */
 const gpucoll_mpix_abi_t *gc_abi(void);
 /* pinned host memory, also while the application captures; _mapped: the

@@ -22,8 +22,9 @@
  * as its communicator: a graph may replay it any number of times.
  *
  * On a stream made from MPI_INFO_NULL the calling thread is the stream:
- * the calls are MPI's own.  Peers on other nodes are not served (the host
- * transport is a node's shared memory): the call says so.
+ * the calls are MPI's own.  Across nodes the host transport carries every
+ * message's bytes over coll/gpu's network (gpucoll_mpix_net.c): no peer
+ * maps another's buffers there.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -111,11 +112,6 @@ static int gc_greq_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
-static int gc_verbose(void)
-{
-    const char *env = getenv("GPUCOLL_STREAM_VERBOSE");
-    return NULL != env && atoi(env) > 0;
-}
 
 /* the bounce's copies (gcs_set_bounce), on the progress thread: a message
  * by reference that its receiver cannot map, through host memory */
@@ -167,7 +163,14 @@ int gc_p2p_setup(gc_comm_t *c, MPI_Comm comm)
     if (NULL == p) {
         return MPI_ERR_NO_MEM;
     }
-    ret = p->ipc->setup(comm, &p->ipc_ok);
+    /* over the network every message carries its bytes (the same on every
+     * rank: no handle exchange) */
+    if (gcs_by_reference(gc_comm_shm(c))) {
+        ret = p->ipc->setup(comm, &p->ipc_ok);
+    } else {
+        p->ipc_ok = calloc((size_t) gcs_size(gc_comm_shm(c)), 1);
+        ret = NULL == p->ipc_ok ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    }
     n = gcs_size(gc_comm_shm(c));
     if (MPI_SUCCESS == ret && NULL == (p->gone_cursor = calloc((size_t) n, sizeof(long long)))) {
         ret = MPI_ERR_NO_MEM;
@@ -475,9 +478,9 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
                     : MPI_Irecv(buf, (int) count, type, peer, tag, comm, request);
     }
     if (NULL == gc_comm_shm(c)) {
-        return gc_fail(MPI_ERR_OTHER, fn, "point-to-point enqueue on a CUDA stream serves "
-                       "communicators within one node (this one spans nodes, or its "
-                       "shared-memory segment could not be made)");
+        return gc_fail(MPI_ERR_OTHER, fn, "point-to-point enqueue on a CUDA stream needs "
+                       "the stream communicator's host transport, which could not be made "
+                       "(across nodes: coll/gpu's network did not start)");
     }
     n = gcs_size(gc_comm_shm(c));
     if (peer < 0 || peer >= n || peer == gcs_rank(gc_comm_shm(c)) ||

@@ -35,9 +35,7 @@ static gcs_ctl_t *gcs_ctl(const gcs_t *t, int r)
 
 static char *gcs_slot(const gcs_t *t, int r)
 {
-    size_t c, s, g;
-    gcs_layout(t->nranks, t->slot_bytes, t->ring_bytes, &c, &s, &g);
-    return t->base + s + (size_t) r * t->slot_bytes;
+    return t->slots[r];
 }
 
 gcs_ring_ctl_t *gcs_ring(const gcs_t *t, int src, int dst)
@@ -49,14 +47,14 @@ gcs_ring_ctl_t *gcs_ring(const gcs_t *t, int src, int dst)
                                (sizeof(gcs_ring_ctl_t) + t->ring_bytes));
 }
 
-static double gcs_now(void)
+double gcs_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
-static size_t gcs_env_size(const char *name, size_t dflt)
+size_t gcs_env_size(const char *name, size_t dflt)
 {
     const char *v = getenv(name);
     char *end;
@@ -73,6 +71,18 @@ static size_t gcs_env_size(const char *name, size_t dflt)
  * no two of its nodes and a test on one machine sees what a communicator
  * across nodes does.  Read through MPI_T: set on the command line, the
  * environment or a parameter file alike */
+size_t gcs_slot_size(int nranks)
+{
+    size_t slot = gcs_env_size("GPUCOLL_STREAM_SLOT_BYTES", (16u << 20) / (size_t) nranks);
+    slot = slot > (1u << 20) ? (1u << 20) : slot < 65536 ? 65536 : slot;
+    if (NULL != getenv("GPUCOLL_STREAM_SLOT_BYTES")) {
+        slot = gcs_env_size("GPUCOLL_STREAM_SLOT_BYTES", slot);
+    }
+    return (slot + 4095) & ~(size_t) 4095;
+}
+
+static const gcs_wire_t gcs_shm_wire;
+
 static int gcs_virtual_nodes(void)
 {
     int v = 0, prov, idx, count;
@@ -148,14 +158,9 @@ int gcs_create(MPI_Comm comm, double timeout_s, gcs_t **out)
          * (containers often give /dev/shm 64 MiB); both are touched only
          * as far as they are used */
         const size_t n = (size_t) t->nranks;
-        size_t slot = gcs_env_size("GPUCOLL_STREAM_SLOT_BYTES", (16u << 20) / n);
         size_t ring = gcs_env_size("GPUCOLL_STREAM_RING_BYTES", (8u << 20) / (n * n));
-        slot = slot > (1u << 20) ? (1u << 20) : slot < 65536 ? 65536 : slot;
         ring = ring > (256u << 10) ? (256u << 10) : ring < 16384 ? 16384 : ring;
-        if (NULL != getenv("GPUCOLL_STREAM_SLOT_BYTES")) {
-            slot = gcs_env_size("GPUCOLL_STREAM_SLOT_BYTES", slot);
-        }
-        hello.slot = (slot + 4095) & ~(size_t) 4095;
+        hello.slot = gcs_slot_size(t->nranks);
         hello.ring = (ring + 4095) & ~(size_t) 4095;
         snprintf(hello.name, sizeof(hello.name), "/gpucoll-%ld-%d-%lx", (long) getpid(),
                  __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED),
@@ -215,14 +220,19 @@ int gcs_create(MPI_Comm comm, double timeout_s, gcs_t **out)
         goto out_fd;
     }
     close(fd);
+    t->wire = &gcs_shm_wire;
+    pthread_mutex_init(&t->lock, NULL);
     t->rcur = calloc((size_t) t->nranks, sizeof(*t->rcur));
     t->scur = calloc((size_t) t->nranks, sizeof(*t->scur));
     t->ref_sent = calloc((size_t) t->nranks, sizeof(*t->ref_sent));
-    if (NULL == t->rcur || NULL == t->scur || NULL == t->ref_sent) {
+    t->slots = calloc((size_t) t->nranks, sizeof(*t->slots));
+    if (NULL == t->rcur || NULL == t->scur || NULL == t->ref_sent || NULL == t->slots) {
         gcs_destroy(t);
         return MPI_ERR_NO_MEM;
     }
-    pthread_mutex_init(&t->lock, NULL);
+    for (int r = 0; r < t->nranks; ++r) {
+        t->slots[r] = t->base + s + (size_t) r * t->slot_bytes;
+    }
     *out = t;
     return MPI_SUCCESS;
 
@@ -242,14 +252,18 @@ void gcs_destroy(gcs_t *t)
     if (NULL == t) {
         return;
     }
-    if (NULL != t->base) {
-        munmap(t->base, t->map_bytes);
-        pthread_mutex_destroy(&t->lock);
-    }
+    t->wire->destroy(t);
+    pthread_mutex_destroy(&t->lock);
+    free(t->slots);
     free(t->rcur);
     free(t->scur);
     free(t->ref_sent);
     free(t);
+}
+
+static void gcs_shm_destroy(gcs_t *t)
+{
+    munmap(t->base, t->map_bytes);
 }
 
 int gcs_size(const gcs_t *t)
@@ -262,7 +276,7 @@ int gcs_rank(const gcs_t *t)
     return t->rank;
 }
 
-static int gcs_timed_out(gcs_t *t, const char *fn, const char *what, int peer)
+int gcs_timed_out(gcs_t *t, const char *fn, const char *what, int peer)
 {
     fprintf(stderr, "%s on %s: rank %d waited %g s for rank %d (%s); the communicator's "
             "enqueued calls fail from here on (coll_gpu_timeout)\n", fn, t->name, t->rank,
@@ -272,15 +286,16 @@ static int gcs_timed_out(gcs_t *t, const char *fn, const char *what, int peer)
 }
 
 /* publish this rank's counter (posted or done) for the current round */
-static void gcs_publish(gcs_t *t, int done)
+static void gcs_shm_publish(gcs_t *t, const gcs_coll_t *c, size_t len, size_t piece, int done)
 {
     gcs_ctl_t *me = gcs_ctl(t, t->rank);
+    (void) c, (void) len, (void) piece;
     __atomic_store_n(done ? &me->done : &me->posted, t->round, __ATOMIC_RELEASE);
 }
 
 /* the first rank whose counter has not reached the round, or -1: a look,
  * never a wait (a host function may not wait, gpucoll_mpix_shm.h) */
-static int gcs_missing(gcs_t *t, int done)
+static int gcs_shm_missing(gcs_t *t, int done)
 {
     for (int k = 1; k < t->nranks; ++k) {
         const int r = (t->rank + k) % t->nranks;
@@ -416,23 +431,26 @@ int gcs_coll_test(gcs_t *t, const gcs_coll_t *c, gcs_coll_state_t *s, const char
             }
             ++t->round;
             gcs_write(t, c, s->off, len, piece);
-            gcs_publish(t, 0);
+            t->wire->publish(t, c, len, piece, 0);
             s->phase = 2;
             s->since = gcs_now();
             /* fall through */
         case 2:   /* every rank's piece is there */
-            missing = gcs_missing(t, 0);
+            missing = t->wire->missing(t, 0);
+            if (t->broken) {
+                return MPI_ERR_OTHER;   /* said where the wire failed */
+            }
             if (missing >= 0) {
                 return gcs_now() - s->since > t->timeout_s
                        ? gcs_timed_out(t, fn, "its part", missing) : GCS_PENDING;
             }
             gcs_read(t, c, s->off, len, piece);
-            gcs_publish(t, 1);
+            t->wire->publish(t, c, len, piece, 1);
             s->phase = 3;
             s->since = gcs_now();
             /* fall through */
         default:  /* every rank is done reading */
-            missing = gcs_missing(t, 1);
+            missing = t->wire->missing(t, 1);
             if (missing >= 0) {
                 return gcs_now() - s->since > t->timeout_s
                        ? gcs_timed_out(t, fn, "end of a round", missing) : GCS_PENDING;
@@ -525,7 +543,7 @@ static void gcs_push(gcs_t *t, gcs_msg_t *m)
 }
 
 /* the first posted receive from src that takes tag */
-static gcs_msg_t *gcs_match(gcs_t *t, int src, int tag)
+gcs_msg_t *gcs_match(gcs_t *t, int src, int tag)
 {
     for (gcs_msg_t *m = t->active; NULL != m; m = m->next) {
         if (!m->send && !m->hdr && m->peer == src && (MPI_ANY_TAG == m->tag || m->tag == tag)) {
@@ -606,6 +624,8 @@ void gcs_post(gcs_t *t, gcs_msg_t *m)
     m->bouncing = m->bounced = 0;
     m->bmoved = 0;
     m->seq = 0;
+    m->nreq[0] = m->nreq[1] = NULL;
+    m->tmp = NULL;
     m->next = NULL;
     pthread_mutex_lock(&t->lock);
     for (p = &t->active; NULL != *p; p = &(*p)->next) {
@@ -614,11 +634,9 @@ void gcs_post(gcs_t *t, gcs_msg_t *m)
     pthread_mutex_unlock(&t->lock);
 }
 
-/* one pass over every posted message; completed ones leave the list */
-static void gcs_progress(gcs_t *t)
+/* one pass over every posted message (the lock held) */
+static void gcs_shm_progress(gcs_t *t)
 {
-    gcs_msg_t **p;
-    pthread_mutex_lock(&t->lock);
     for (gcs_msg_t *m = t->active; NULL != m; m = m->next) {
         if (m->send && !m->pushed && (NULL == t->scur[m->peer] || m == t->scur[m->peer])) {
             t->scur[m->peer] = m;
@@ -649,6 +667,14 @@ static void gcs_progress(gcs_t *t)
             gcs_pull(t, r);
         }
     }
+}
+
+/* one pass over every posted message; completed ones leave the list */
+static void gcs_progress(gcs_t *t)
+{
+    gcs_msg_t **p;
+    pthread_mutex_lock(&t->lock);
+    t->wire->progress(t);
     for (p = &t->active; NULL != *p;) {
         if ((*p)->complete) {
             *p = (*p)->next;
@@ -673,7 +699,7 @@ int gcs_broken(const gcs_t *t)
     return t->broken;
 }
 
-void gcs_recv_done(gcs_t *t, gcs_msg_t *m)
+static void gcs_shm_recv_done(gcs_t *t, gcs_msg_t *m)
 {
     if (m->remote) {
         gcs_ring_ctl_t *rc = gcs_ring(t, m->peer, t->rank);
@@ -682,6 +708,11 @@ void gcs_recv_done(gcs_t *t, gcs_msg_t *m)
         }
         __atomic_store_n(&rc->ack[m->seq % GCS_ACKS], m->seq, __ATOMIC_RELEASE);
     }
+}
+
+void gcs_recv_done(gcs_t *t, gcs_msg_t *m)
+{
+    t->wire->recv_done(t, m);
     pthread_mutex_lock(&t->lock);
     m->complete = 1;
     pthread_mutex_unlock(&t->lock);
@@ -691,7 +722,8 @@ void gcs_recv_done(gcs_t *t, gcs_msg_t *m)
 static const char *gcs_waits_for(const gcs_msg_t *m)
 {
     if (m->send) {
-        return m->pushed ? "its copy of a message sent by CUDA IPC" : "room for a send";
+        return m->att_bytes > 0 && m->pushed ? "its copy of a message sent by CUDA IPC"
+               : m->pushed ? "its receive of a message sent" : "room for a send";
     }
     if (m->bouncing) {
         return "the sender's copies through host memory of a message it could not map";
@@ -746,3 +778,17 @@ void gcs_pause(unsigned *spins)
         sched_yield();
     }
 }
+
+int gcs_by_reference(const gcs_t *t)
+{
+    return t->wire->by_reference;
+}
+
+static const gcs_wire_t gcs_shm_wire = {
+    .publish = gcs_shm_publish,
+    .missing = gcs_shm_missing,
+    .progress = gcs_shm_progress,
+    .recv_done = gcs_shm_recv_done,
+    .destroy = gcs_shm_destroy,
+    .by_reference = 1,
+};

@@ -41,6 +41,14 @@
  * the staging copy to the application's buffer): the transport says it has
  * arrived, gcs_recv_done completes it.
  *
+ * Across nodes (gpucoll_mpix_net.c) the same rounds and messages go over
+ * coll/gpu's UCX transport instead of the segment: a round's pieces are
+ * sent to the ranks that read them and land in per-peer areas that stand
+ * in for their slots (no "done" step: the areas are the reader's own); a
+ * message is a header (bytes, tag) and its bytes, two tagged sends
+ * numbered per ordered pair, so that receives still match in the order the
+ * peer sent; no message goes by reference.
+ *
  * Nothing here waits: a call is a state machine that the library's
  * progress thread (gpucoll_mpix_prog.c) steps until it is done.  CUDA may
  * run every host function of a process on one thread, so a host function
@@ -66,6 +74,14 @@ typedef struct gcs gcs_t;
  * MPI_SUCCESS returned) where comm's ranks span nodes or the segment could
  * not be made on every rank (the rank that failed says why). */
 int gcs_create(MPI_Comm comm, double timeout_s, gcs_t **out);
+/* The same transport over coll/gpu's network (gpucoll_mpix_net.c), for a
+ * communicator gcs_create gave none: collective likewise, *out NULL where
+ * coll/gpu has no network for it (the same on every rank). */
+int gcs_net_create(MPI_Comm comm, double timeout_s, const gpucoll_mpix_abi_t *abi,
+                   gcs_t **out);
+/* 1 where messages may go by reference (the node's segment), 0 over the
+ * network, which carries every message's bytes */
+int gcs_by_reference(const gcs_t *t);
 void gcs_destroy(gcs_t *t);
 
 /* One collective on host memory laid out densely (see gcs_coll's comment
@@ -119,6 +135,9 @@ typedef struct gcs_msg {
     int bounced;              /* receive: and all of them are in its buffer */
     size_t bmoved;            /* the bytes of it bounced so far */
     char ratt[GCS_ATT_MAX];
+    void *nreq[2];            /* over the network: header and bytes in flight */
+    unsigned long long nhdr[2];   /* over the network: the header a send carries */
+    char *tmp;                /* over the network: a truncated receive's whole message */
     struct gcs_msg *next;     /* the transport's active list */
 } gcs_msg_t;
 

@@ -450,6 +450,16 @@ unsigned long long mca_coll_gpu_node_key(ompi_communicator_t *comm);
 void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *comm);
 /* the NIC nearest this process's GPU as a UCX device name, "" if none known */
 void mca_coll_gpu_topo_rail(char *nic, size_t len);
+/* libgpucoll's network transport across nodes (coll_gpu_mpix_net.c, the
+ * entry's version 5; see mpix/gpucoll_mpix_abi.h) */
+int mca_coll_gpu_mpix_net_open(MPI_Comm comm, void **net);
+void mca_coll_gpu_mpix_net_close(void *net);
+int mca_coll_gpu_mpix_net_isend(void *net, int peer, const void *buf, size_t len, unsigned tag,
+                                void **req);
+int mca_coll_gpu_mpix_net_irecv(void *net, int peer, void *buf, size_t len, unsigned tag,
+                                void **req);
+int mca_coll_gpu_mpix_net_test(void *net, void **req, int progress);
+void mca_coll_gpu_mpix_net_cancel(void *net, void **req);
 
 /* A message of help-coll-gpu.txt, printed on this process's stderr. */
 void mca_coll_gpu_show_help(const char *topic, ...);

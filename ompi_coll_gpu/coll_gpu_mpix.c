@@ -11,6 +11,8 @@
  * stream instead (engine/gpu_engine_stream.c), set up when the
  * communicator is made.
  *
+ * Version 5 lends that transport coll/gpu's UCX across nodes
+ * (coll_gpu_mpix_net.c).
  * Version 4 serves the library's own host transport (mpix/gpucoll_mpix_shm.c),
  * which needs no thread level: the op and type are resolved here on the
  * application's thread, and the fold then runs this project's functors or
@@ -276,4 +278,10 @@ MCA_COLL_GPU_DECLSPEC const gpucoll_mpix_abi_t mca_coll_gpu_mpix_v1 = {
     .host_fold = mca_coll_gpu_mpix_host_fold,
     .fold_apply = mca_coll_gpu_mpix_fold_apply,
     .timeout_s = mca_coll_gpu_mpix_timeout,
+    .net_open = mca_coll_gpu_mpix_net_open,
+    .net_close = mca_coll_gpu_mpix_net_close,
+    .net_isend = mca_coll_gpu_mpix_net_isend,
+    .net_irecv = mca_coll_gpu_mpix_net_irecv,
+    .net_test = mca_coll_gpu_mpix_net_test,
+    .net_cancel = mca_coll_gpu_mpix_net_cancel,
 };

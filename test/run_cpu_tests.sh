@@ -384,18 +384,39 @@ run "MPICH-style stream program: point to point staged with GPUCOLL_STREAM_IPC=0
 # runtime stand-in counts them); eager back-to-back empty messages make no
 # pinned allocation, and staging that grows frees none while messages are in
 # flight (the stand-in counts both); a stream communicator across 2 virtual
-# nodes (libgpucoll's transport splits as coll/gpu does): every call
-# returns a clear error at once, no request left, no hang
+# nodes (libgpucoll's transport splits as coll/gpu does): the data arrive
+# over coll/gpu's network (UCX on host memory here)
 for np in 2 4; do
   run "point-to-point enqueue: mappings of freed buffers closed, no pinned allocation per eager empty message, and within a node (stand-ins), np $np" sh -c "
     out=\$(timeout 120 $RT $MPIRUN --oversubscribe -np $np $B/test/mpi/test_mpix_p2p 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q 'test_mpix_p2p: 6 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
-  run "point-to-point enqueue across 2 virtual nodes: a clear error at once, no hang (stand-ins), np $np" sh -c "
+  run "point-to-point enqueue across 2 virtual nodes under plain MPI_Init: the data arrive over coll/gpu's network (stand-ins), np $np" sh -c "
     out=\$(timeout 120 $RT $MPIRUN --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_mpix_p2p nodes 2>&1) || { echo \"\$out\"; exit 1; }
-    echo \"\$out\" | grep -q 'across the nodes returned errors' || { echo \"\$out\"; exit 1; }
-    echo \"\$out\" | grep -q 'MPIX_Isend_enqueue: point-to-point enqueue on a CUDA stream serves communicators within one node' || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'across the nodes moved the data (thread level 0)' || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q 'test_mpix_p2p: 1 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
 done
+# MPICH's stream program whole (every enqueued collective, user ops, pair
+# types, halo exchanges, tag order, 100 messages in flight, eager and
+# captured) on stream communicators across 2 virtual nodes under plain
+# MPI_Init: libgpucoll's host transport over coll/gpu's network, which must
+# be what carried it; and the timeout case there (an allgather missing rank
+# 1, a send never received: the others go on after 2 s naming rank 1)
+for np in 2 3 4; do
+  run "MPICH-style stream program across 2 virtual nodes, plain MPI_Init, over coll/gpu's network (stand-ins), np $np" sh -c "
+    out=\$(GPUCOLL_STREAM_VERBOSE=1 timeout 300 $RT $MPIRUN -x GPUCOLL_STREAM_VERBOSE --oversubscribe -np $np --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_mpix_stream 2>&1) || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q 'thread level 0' || { echo \"\$out\"; echo 'not plain MPI_Init'; exit 1; }
+    echo \"\$out\" | grep -q 'test_mpix_stream: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }
+    echo \"\$out\" | grep -q \"rank 0: host transport of a stream communicator: coll/gpu's network (across nodes)\" || { echo \"\$out\"; echo 'not over the network'; exit 1; }
+    if echo \"\$out\" | grep -q \"the node's shared memory\"; then echo 'a communicator across nodes on shared memory'; exit 1; fi"
+done
+run "MPICH-style stream program across 2 virtual nodes: rank 1 skips an allgather and a receive, the others go on after 2 s naming it, np 3" sh -c "
+  out=\$(timeout 120 $RT $MPIRUN --oversubscribe -np 3 --mca coll_gpu_timeout 2 --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_mpix_stream timeout 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'MPIX_Allgather_enqueue on .*waited 2 s for rank 1 (its part)' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'waited 2 s for rank 1 (its receive of a message sent)' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'test_mpix_stream: 4 passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+run "MPICH-style stream demo across 2 virtual nodes, plain MPI_Init, eager and 1000 graph replays (CUDA stand-ins), np 2" sh -c "
+  out=\$(timeout 120 $RT $MPIRUN --oversubscribe -np 2 --mca coll_gpu_virtual_nodes 2 $B/demo/mpix_enqueue_demo 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'graph replays: correct' || { echo \"\$out\"; exit 1; }"
 # a send buffer freed and made again larger where the receiver still maps
 # the old one: the runtime stand-in refuses its handle as CUDA does
 # ("resource already mapped"), and the bytes come through host memory
@@ -413,6 +434,9 @@ for np in 2 3; do
     out=\$($RT $MPIRUN --oversubscribe -np $np $B/test/gpu/test_gpu_pairs 17 enqueue 2>&1) || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q 'test_gpu_pairs: 96 passed, 0 failed' || { echo \"\$out\" | tail -20; exit 1; }"
 done
+run "enqueued pair types across 2 virtual nodes over coll/gpu's network, plain MPI_Init (CUDA stand-ins), np 3" sh -c "
+  out=\$(timeout 300 $RT $MPIRUN --oversubscribe -np 3 --mca coll_gpu_virtual_nodes 2 $B/test/gpu/test_gpu_pairs 17 enqueue 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'test_gpu_pairs: 96 passed, 0 failed' || { echo \"\$out\" | tail -20; exit 1; }"
 run "MPICH-style stream demo, plain MPI_Init, eager and 1000 graph replays (CUDA stand-ins), np 2" sh -c "
   out=\$($RT $MPIRUN --oversubscribe -np 2 $B/demo/mpix_enqueue_demo 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'graph replays: correct' || { echo \"\$out\"; exit 1; }"

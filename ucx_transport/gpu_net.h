@@ -45,6 +45,11 @@ typedef struct {
      * request is cancelled and released, the peers concerned are named in
      * the log, and the status says which (GPU_ERR_NETWORK / _TIMEOUT). */
     gpu_status_t (*waitall)(gpu_net_t *n, gpu_net_req_t *reqs, int nreqs, const char *what);
+    /* Never waits: one pass of the transport's progress (progress 1), then
+     * req's state: GPU_INPROGRESS, or GPU_OK / an error (logged, naming
+     * the peer), req released.  For callers that may not wait (libgpucoll's
+     * progress thread steps many calls at once); they bound their waits. */
+    gpu_status_t (*test)(gpu_net_t *n, gpu_net_req_t *req, int progress, const char *what);
     /* abandon posted requests (after a failed post) */
     void (*cancel)(gpu_net_t *n, gpu_net_req_t *reqs, int nreqs);
     int (*rank)(const gpu_net_t *n);

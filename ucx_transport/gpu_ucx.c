@@ -518,6 +518,15 @@ static gpu_status_t gpu_ucx_waitall(gpu_net_t *n, gpu_net_req_t *reqs, int nreqs
     return GPU_OK;
 }
 
+static gpu_status_t gpu_ucx_test(gpu_net_t *n, gpu_net_req_t *req, int progress,
+                                 const char *what)
+{
+    if (progress) {
+        (void) ucp_worker_progress(n->worker);
+    }
+    return gpu_ucx_reap(n, req, what);
+}
+
 static int gpu_ucx_rank(const gpu_net_t *n)
 {
     return n->rank;
@@ -533,6 +542,7 @@ const gpu_net_ops_t gpu_ucx_net_ops = {
     .isend = gpu_ucx_isend,
     .irecv = gpu_ucx_irecv,
     .waitall = gpu_ucx_waitall,
+    .test = gpu_ucx_test,
     .cancel = gpu_ucx_cancel_all,
     .rank = gpu_ucx_rank,
     .size = gpu_ucx_size,

@@ -622,18 +622,27 @@ static void two_stream_tests(int graph)
 
 /* rank 1 leaves out one bcast (run with coll_gpu_timeout 2): the others'
  * streams go on after the timeout, which stderr names with rank 1, and
- * their next enqueue returns the error; rank 1 is not waited for */
+ * their next enqueue returns the error; rank 1 is not waited for.  Across
+ * (virtual) nodes an allgather: there a bcast's root sends without waiting
+ * for its receivers, as MPI allows, so only the ranks that receive from
+ * rank 1 can miss it */
 static void timeout_test(void)
 {
+    const int across = NULL != getenv("OMPI_MCA_coll_gpu_virtual_nodes");
     int *d, ok = 1;
-    CUDA_OK(cudaMalloc((void **) &d, sizeof(int) * 64));
+    CUDA_OK(cudaMalloc((void **) &d, sizeof(int) * 64 * (size_t) (size + 1)));
     if (1 != rank) {
-        ok = MPI_SUCCESS == MPIX_Bcast_enqueue(d, 64, MPI_INT, 0, sc);
-        CUDA_OK(cudaStreamSynchronize(stream));
-        ok = ok && MPI_SUCCESS != MPIX_Bcast_enqueue(d, 64, MPI_INT, 0, sc);
-        CUDA_OK(cudaStreamSynchronize(stream));
+        for (int k = 0; k < 2; ++k) {
+            const int ret = across ? MPIX_Allgather_enqueue(d, 64, MPI_INT, d + 64, 64,
+                                                            MPI_INT, sc)
+                                   : MPIX_Bcast_enqueue(d, 64, MPI_INT, 0, sc);
+            ok = ok && (0 == k) == (MPI_SUCCESS == ret);
+            CUDA_OK(cudaStreamSynchronize(stream));
+        }
     }
-    check(ok, "a rank missing from an enqueued bcast: the others' next enqueue fails", 0, 64);
+    check(ok, across ? "a rank missing from an enqueued allgather: the others' next enqueue fails"
+                     : "a rank missing from an enqueued bcast: the others' next enqueue fails",
+          0, 64);
     CUDA_OK(cudaFree(d));
 }
 
