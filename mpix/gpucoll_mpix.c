@@ -48,6 +48,7 @@
 #include <cuda_runtime_api.h>
 
 #include "mpix/gpucoll_mpix_abi.h"
+#include "mpix/gpucoll_mpix_plan.h"
 #include "mpix/gpucoll_mpix_int.h"
 #include "mpix/gpucoll_mpix_shm.h"
 #include "mpix/mpix_gpu.h"
@@ -63,7 +64,7 @@ typedef struct gc_desc {
     int persistent;            /* captured: kept until the communicator is freed */
     int shm;                   /* through the host transport (sc), else call */
     gcs_coll_t sc;
-    gpucoll_mpix_fold_t fold;
+    gc_ufold_t fold;           /* fold.lay: a user op's type with gaps */
     const char *fn;
     gc_job_t job;              /* the transport's call, stepped by the progress thread */
 } gc_desc_t;
@@ -105,6 +106,7 @@ int gc_fail(int code, const char *fn, const char *why)
 
 static void gc_desc_free(gc_desc_t *d)
 {
+    gc_layout_free(&d->fold.lay);
     if (NULL != d->own) {
         (void) cudaFreeHost(d->own);
     }
@@ -545,98 +547,14 @@ static gc_desc_t *gc_desc_get(gc_comm_t *c, size_t hs_bytes, size_t hr_bytes, in
     return d;
 }
 
-/* elements of t lie end to end without a gap at either end (padding
- * inside an element, as MPI_SHORT_INT's, rides along); dense: no padding */
-static int gc_spanned(MPI_Datatype t, MPI_Aint *ext, int *dense)
-{
-    MPI_Aint lb, tlb, text;
-    int size = 0;
-    if (MPI_SUCCESS != MPI_Type_get_extent(t, &lb, ext) ||
-        MPI_SUCCESS != MPI_Type_get_true_extent(t, &tlb, &text) ||
-        MPI_SUCCESS != MPI_Type_size(t, &size)) {
-        return 0;
-    }
-    *dense = (MPI_Aint) size == *ext;
-    return lb == tlb && *ext == text && *ext > 0;
-}
-
-static int gc_named(MPI_Datatype t)
-{
-    int ni, na, nt, comb = -1;
-    return MPI_SUCCESS == MPI_Type_get_envelope(t, &ni, &na, &nt, &comb) &&
-           MPI_COMBINER_NAMED == comb;
-}
-
-/* a predefined type whose elements end in padding (MPI_DOUBLE_INT: 12
- * bytes in a 16-byte extent, MPI_LONG_DOUBLE_INT: 20 in 32): a reduction
- * folds it by whole extents, so its staging copies get room for the last
- * element's padding (gc_enqueue), which is never copied back */
-static int gc_tail_padded(MPI_Datatype t)
-{
-    MPI_Aint lb, ext, tlb, text;
-    return gc_named(t) && MPI_SUCCESS == MPI_Type_get_extent(t, &lb, &ext) &&
-           MPI_SUCCESS == MPI_Type_get_true_extent(t, &tlb, &text) && lb == tlb && text > 0 &&
-           text < ext;
-}
-
-/* Whether the host transport runs a (on the application's thread: the op
- * and the types are resolved here), filling d->sc but for its buffers.
- * The answer depends on the op and on types every rank passes alike, but
- * for movement collectives whose ranks mix dense and gapped types. */
-static int gc_shm_plan(gc_comm_t *c, const gc_args_t *a, gc_desc_t *d)
-{
-    MPI_Aint sext = 0, rext = 0;
-    int sdense = 0, rdense = 0;
-    gcs_coll_t *sc = &d->sc;
-    const int in_place = MPI_IN_PLACE == a->sendbuf;
-    const int reduces = GPUCOLL_MPIX_ALLREDUCE == a->coll || GPUCOLL_MPIX_REDUCE == a->coll ||
-                        GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == a->coll;
-
-    if (NULL == c->shm || !(gc_spanned(a->rtype, &rext, &rdense) ||
-                            (reduces && gc_tail_padded(a->rtype)))) {
-        return 0;
-    }
-    memset(sc, 0, sizeof(*sc));
-    sc->coll = a->coll;
-    sc->root = a->root;
-    switch (a->coll) {
-    case GPUCOLL_MPIX_ALLREDUCE:
-    case GPUCOLL_MPIX_REDUCE:
-    case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
-        if (gc_abi()->version < 4 ||
-            MPI_SUCCESS != gc_abi()->host_fold(a->rtype, a->op, &d->fold) ||
-            !(d->fold.user || rdense || gc_named(a->rtype))) {
-            return 0;
-        }
-        sc->fold = &d->fold;
-        sc->apply = gc_abi()->fold_apply;
-        sc->esize = (size_t) rext;
-        sc->bytes = (size_t) ((GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == a->coll ? a->rcount
-                                                                             : a->scount) * rext);
-        return 1;
-    case GPUCOLL_MPIX_BCAST:
-        sc->bytes = (size_t) (a->scount * rext);
-        return 1;
-    default:
-        if (!in_place && !gc_spanned(a->stype, &sext, &sdense)) {
-            return 0;
-        }
-        if (!in_place && !(sdense && rdense) && a->stype != a->rtype) {
-            return 0;
-        }
-        sc->bytes = (size_t) (a->rcount * rext);
-        /* a block moves as bytes: both sides' blocks must be as long */
-        return in_place || (size_t) (a->scount * sext) == sc->bytes;
-    }
-}
-
 int gc_enqueue(const gc_args_t *a)
 {
     gc_comm_t *c = gc_comm_of(a->comm);
     MPI_Count in_count, out_count;
     size_t in_bytes, out_bytes, in_room, out_room;
     MPI_Aint in_lb, out_lb;
-    int rank, n, in_from_recvbuf, level, ret, one_buffer, shm;
+    int rank, n, in_from_recvbuf, level, ret, one_buffer, shm, gapped;
+    gc_gaps_t gaps;
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     cudaStream_t st;
     gc_desc_t *d, plan;
@@ -701,9 +619,20 @@ int gc_enqueue(const gc_args_t *a)
      * thread (below MPI_THREAD_MULTIPLE): on 4x H100 test_mpix_stream failed
      * through it (no answer at one rank per GPU, wrong MPI_INT sums with
      * ranks sharing a GPU), so programs that ask for MPI_THREAD_MULTIPLE
-     * keep the path that has run on GPUs. */
+     * keep the path that has run on GPUs.  A datatype with gaps always takes
+     * the transport: Open MPI's path would copy the gaps back. */
     MPI_Query_thread(&level);
-    shm = level < MPI_THREAD_MULTIPLE && gc_shm_plan(c, a, &plan);
+    memset(&gaps, 0, sizeof(gaps));
+    gapped = gc_gaps_needed(MPI_IN_PLACE == a->sendbuf || GPUCOLL_MPIX_BCAST == a->coll
+                            ? a->rtype : a->stype) || gc_gaps_needed(a->rtype);
+    shm = (level < MPI_THREAD_MULTIPLE || gapped) && NULL != c->shm &&
+          gc_plan(a, gc_abi(), &plan.sc, &plan.fold, &gaps);
+    if (!shm && gapped) {
+        return gc_fail(MPI_ERR_TYPE, a->fn, "this datatype with gaps is not taken on a CUDA "
+                       "stream (a subarray, darray or Fortran type, a layout of more than "
+                       "4096 runs, a pair type folded inside a derived type, or send and "
+                       "receive blocks of different lengths)");
+    }
     if (!shm) {
         if (level < MPI_THREAD_MULTIPLE) {
             return gc_fail(MPI_ERR_OTHER, a->fn, NULL == c->shm
@@ -718,6 +647,7 @@ int gc_enqueue(const gc_args_t *a)
         }
     }
     if (shm && MPI_SUCCESS != (ret = gc_prog_start(a->fn))) {
+        gc_gaps_free(&gaps);
         return ret;
     }
     MPI_Comm_rank(a->comm, &rank);
@@ -727,10 +657,21 @@ int gc_enqueue(const gc_args_t *a)
     one_buffer = in_from_recvbuf;
     if (MPI_SUCCESS != gc_span(one_buffer ? a->rtype : a->stype, in_count, &in_bytes, &in_lb) ||
         MPI_SUCCESS != gc_span(a->rtype, out_count, &out_bytes, &out_lb)) {
+        gc_gaps_free(&gaps);
         return gc_fail(MPI_ERR_TYPE, a->fn, "datatype without an extent");
+    }
+    /* a side with gaps is copied packed: its bytes only, from offset 0 */
+    if (gaps.in_on) {
+        in_bytes = (size_t) in_count * gaps.in.size;
+        in_lb = 0;
+    }
+    if (gaps.out_on) {
+        out_bytes = (size_t) out_count * gaps.out.size;
+        out_lb = 0;
     }
     st = c->stream->cuda;
     if (cudaSuccess != cudaStreamIsCapturing(st, &cap)) {
+        gc_gaps_free(&gaps);
         return gc_fail(MPI_ERR_OTHER, a->fn, "the stream given to MPIX_Stream_create is not a "
                        "valid CUDA stream of this process");
     }
@@ -747,6 +688,7 @@ int gc_enqueue(const gc_args_t *a)
     d = gc_desc_get(c, one_buffer ? (in_room > out_room ? in_room : out_room) : in_room,
                     one_buffer ? 0 : out_room, cudaStreamCaptureStatusActive == cap);
     if (NULL == d) {
+        gc_gaps_free(&gaps);
         return gc_fail(MPI_ERR_NO_MEM, a->fn, "no pinned host memory for the staging copies");
     }
     d->call = call;
@@ -757,8 +699,10 @@ int gc_enqueue(const gc_args_t *a)
     hin = (char *) d->hs - in_lb;
     hout = one_buffer ? (char *) d->hs - out_lb : NULL != d->hr ? (char *) d->hr - out_lb : NULL;
     uin = one_buffer ? (const char *) a->recvbuf : (const char *) a->sendbuf;
-    if (in_bytes > 0 &&
-        cudaSuccess != cudaMemcpyAsync(hin + in_lb, uin + in_lb, in_bytes, cudaMemcpyDefault, st)) {
+    if (gaps.in_on ? cudaSuccess != gc_gaps_copy(&gaps.in, in_count, (char *) uin, d->hs, 1, st)
+                   : in_bytes > 0 && cudaSuccess != cudaMemcpyAsync(hin + in_lb, uin + in_lb,
+                                                                   in_bytes, cudaMemcpyDefault,
+                                                                   st)) {
         goto fail_stream;
     }
     if (one_buffer) {
@@ -771,8 +715,9 @@ int gc_enqueue(const gc_args_t *a)
     if (shm) {
         /* the transport's dense view: the spans start at the pinned copies */
         d->sc = plan.sc;
+        gc_layout_free(&d->fold.lay);   /* a reused descriptor's */
         d->fold = plan.fold;
-        d->sc.fold = &d->fold;
+        d->sc.fold = &d->fold.f;
         d->sc.in = (const char *) d->hs;
         d->sc.out = one_buffer ? (char *) d->hs : (char *) d->hr;
         if (GPUCOLL_MPIX_ALLGATHER == a->coll && one_buffer) {
@@ -791,20 +736,25 @@ int gc_enqueue(const gc_args_t *a)
         }
         ret = gc_prog_stream_wait(st, &d->job, a->fn);
         if (MPI_SUCCESS != ret) {
+            gc_gaps_free(&gaps);
             return ret;
         }
     } else if (cudaSuccess != cudaLaunchHostFunc(st, gc_host_fn, d)) {
         goto fail_stream;
     }
-    if (out_bytes > 0 &&
-        cudaSuccess != cudaMemcpyAsync((char *) a->recvbuf + out_lb, hout + out_lb, out_bytes,
-                                       cudaMemcpyDefault, st)) {
+    if (gaps.out_on ? cudaSuccess != gc_gaps_copy(&gaps.out, out_count, a->recvbuf,
+                                                  one_buffer ? d->hs : d->hr, 0, st)
+                    : out_bytes > 0 &&
+                      cudaSuccess != cudaMemcpyAsync((char *) a->recvbuf + out_lb, hout + out_lb,
+                                                     out_bytes, cudaMemcpyDefault, st)) {
         goto fail_stream;
     }
     if (!d->persistent && cudaSuccess != cudaLaunchHostFunc(st, gc_release_fn, d)) {
         goto fail_stream;
     }
+    gc_gaps_free(&gaps);
     return MPI_SUCCESS;
 fail_stream:
+    gc_gaps_free(&gaps);
     return gc_fail(MPI_ERR_OTHER, a->fn, cudaGetErrorString(cudaGetLastError()));
 }

@@ -31,10 +31,15 @@ typedef struct {
     uint64_t gone[GC_IPC_GONE_MAX];   /* buffer ids of the sender's freed allocations */
 } gc_ipc_ref_t;
 
+struct gc_layout;
+
 /* one copy of the progress thread into a receive buffer */
 typedef struct {
     void *event;               /* cudaEvent_t, made on first use */
     int dev;                   /* the receive buffer's device */
+    /* a receive type with gaps (gpucoll_mpix_layout.h): the copy spreads
+     * the packed bytes over the type's layout, whole elements only */
+    const struct gc_layout *lay;
 } gc_ipc_copy_t;
 
 typedef struct {

@@ -32,8 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpix/gpucoll_mpix_plan.h"
 #include "mpix/gpucoll_mpix_int.h"
 #include "mpix/gpucoll_mpix_ipc.h"
+#include "mpix/gpucoll_mpix_layout.h"
 #include "mpix/gpucoll_mpix_shm.h"
 
 typedef struct gc_preq {
@@ -55,6 +57,7 @@ typedef struct gc_preq {
     int told;                  /* its copy's stall was reported */
     double copy_since;         /* when its copy was issued */
     gc_ipc_copy_t cp;
+    gc_layout_t lay;           /* a receive type with gaps (cp.lay), else empty */
     struct gc_preq *next_all, *next_free, *next_live;
 } gc_preq_t;
 
@@ -203,6 +206,7 @@ void gc_p2p_release(gc_comm_t *c)
         p->all = r->next_all;
         gc_stage_put(r->pin, r->pin_class);
         p->ipc->copy_free(&r->cp);
+        gc_layout_free(&r->lay);
         free(r);
     }
     gc_park_free(&p->parked);
@@ -434,11 +438,22 @@ static void gc_wait_release_fn(void *arg)
     free(w);
 }
 
-/* the start of the data and its bytes: elements end to end, no gap at
- * either end (the host transport moves bytes) */
-static int gc_p2p_span(MPI_Datatype t, MPI_Count count, MPI_Aint *lb, size_t *bytes)
+/* the start of the data and its bytes: elements end to end, no gap (the
+ * host transport moves bytes; a predefined pair type's inner padding rides
+ * along); else the layout the bytes are packed by (lay->size > 0) */
+static int gc_p2p_span(MPI_Datatype t, MPI_Count count, MPI_Aint *lb, size_t *bytes,
+                       gc_layout_t *lay)
 {
     MPI_Aint ext, tlb, text;
+    memset(lay, 0, sizeof(*lay));
+    if (gc_gaps_needed(t)) {
+        *lb = 0;
+        if (!gc_layout_make(t, lay)) {
+            return 0;
+        }
+        *bytes = (size_t) count * lay->size;
+        return 1;
+    }
     if (MPI_SUCCESS != MPI_Type_get_extent(t, lb, &ext) ||
         MPI_SUCCESS != MPI_Type_get_true_extent(t, &tlb, &text) || *lb != tlb || ext != text) {
         return 0;
@@ -458,6 +473,7 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
     gc_preq_t *r;
     gc_p2p_t *p;
     gc_ipc_ref_t ref;
+    gc_layout_t lay;
     int ret, n, byref;
 
     if (NULL == c) {
@@ -489,20 +505,25 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
                        "(not MPI_ANY_SOURCE, MPI_PROC_NULL or itself) and the tag not negative "
                        "(MPI_ANY_TAG is taken by receives)");
     }
-    if (!gc_p2p_span(type, count, &lb, &bytes)) {
-        return gc_fail(MPI_ERR_TYPE, fn, "datatypes with gaps are not taken on a CUDA stream");
+    if (!gc_p2p_span(type, count, &lb, &bytes, &lay)) {
+        return gc_fail(MPI_ERR_TYPE, fn, "this datatype with gaps is not taken on a CUDA stream "
+                       "(a subarray, darray or Fortran type, or a layout of more than 4096 "
+                       "runs)");
     }
     ret = gc_comm_take_error(c);
     if (MPI_SUCCESS != ret) {
+        gc_layout_free(&lay);
         return ret;
     }
     st = gc_comm_stream(c)->cuda;
     if (cudaSuccess != cudaStreamIsCapturing(st, &cap)) {
+        gc_layout_free(&lay);
         return gc_fail(MPI_ERR_OTHER, fn, "the stream given to MPIX_Stream_create is not a "
                        "valid CUDA stream of this process");
     }
     p = gc_p2p_of(c);
     if (NULL == p || MPI_SUCCESS != gc_prog_start(fn)) {
+        gc_layout_free(&lay);
         return gc_fail(MPI_ERR_NO_MEM, fn, "no memory for the point-to-point state");
     }
     if (cudaStreamCaptureStatusNone == cap) {
@@ -511,11 +532,20 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
     }
     /* a send goes by reference where the peer maps this rank's buffers and
      * this one has a CUDA IPC handle; else by value, from pinned staging */
-    byref = send && bytes > 0 && NULL != p->ipc_ok && p->ipc_ok[peer] &&
+    byref = send && bytes > 0 && 0 == lay.size && NULL != p->ipc_ok && p->ipc_ok[peer] &&
             p->ipc->export_buf((char *) buf + lb, bytes, &p->gone_cursor[peer], &ref);
     r = gc_preq_get(c, byref ? 0 : bytes, cudaStreamCaptureStatusActive == cap);
     if (NULL == r) {
+        gc_layout_free(&lay);
         return gc_fail(MPI_ERR_NO_MEM, fn, "no pinned host memory for the staging copies");
+    }
+    /* a receive keeps its type's layout for the progress thread's copy */
+    gc_layout_free(&r->lay);
+    r->cp.lay = NULL;
+    if (!send && lay.size > 0) {
+        r->lay = lay;
+        r->cp.lay = &r->lay;
+        memset(&lay, 0, sizeof(lay));
     }
     memset(&r->m, 0, sizeof(r->m));
     r->m.send = send;
@@ -543,9 +573,13 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
         r->rjob.flag = &r->rdone;
     }
     if (send && !byref && bytes > 0 &&
-        cudaSuccess != cudaMemcpyAsync(r->pin, r->user, bytes, cudaMemcpyDefault, st)) {
+        cudaSuccess != (lay.size > 0 ? gc_layout_copy(&lay, (size_t) count, buf, r->pin, 1, st)
+                                      : cudaMemcpyAsync(r->pin, r->user, bytes,
+                                                        cudaMemcpyDefault, st))) {
+        gc_layout_free(&lay);
         return gc_fail(MPI_ERR_OTHER, fn, cudaGetErrorString(cudaGetLastError()));
     }
+    gc_layout_free(&lay);   /* a send's: its bytes are packed */
     if (!send && !r->persistent) {   /* captured ones count as a replay posts them */
         __atomic_add_fetch(&gc_recvs_busy, 1, __ATOMIC_RELAXED);
     }

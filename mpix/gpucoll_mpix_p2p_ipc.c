@@ -84,6 +84,7 @@
 #include <cuda_runtime_api.h>
 
 #include "mpix/gpucoll_mpix_ipc.h"
+#include "mpix/gpucoll_mpix_layout.h"
 
 #define GC_IPC_MAX_DEV 64
 #define GC_IPC_GONE_LOG 256   /* freed exports remembered (a slow peer skips older ones) */
@@ -560,7 +561,10 @@ static int gc_cuda_copy_start(gc_ipc_copy_t *cp, void *dst, const void *src,
     err = NULL != cp->event ? cudaSuccess
           : cudaEventCreateWithFlags((cudaEvent_t *) &cp->event, cudaEventDisableTiming);
     if (cudaSuccess == err) {
-        err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st);
+        /* a sender by reference is contiguous: its bytes are the packed ones */
+        err = NULL != cp->lay
+              ? gc_layout_copy(cp->lay, bytes / cp->lay->size, dst, (char *) src, 0, st)
+              : cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st);
     }
     if (cudaSuccess == err) {
         err = cudaEventRecord((cudaEvent_t) cp->event, st);

@@ -301,7 +301,7 @@ static int gpu_kind_make_room(mca_coll_gpu_module_t *m, const char *what, gpu_ki
     const int n = gpu_kind_readers(m, &list);
     for (;;) {
         uint64_t lo = UINT64_MAX;
-        int i = 0, q = -1;
+        int i = 0, q = -1, slowest = -1;
         for (; i < n; ++i) {
             q = NULL != list ? list[i] : i;
             if (q == me) {
@@ -310,13 +310,24 @@ static int gpu_kind_make_room(mca_coll_gpu_module_t *m, const char *what, gpu_ki
             if (NULL == m->kpeer[q] && GPU_OK != gpu_kind_peer_slot(m, q, 0)) {
                 break;
             }
-            lo = m->kpeer[q]->pub < lo ? m->kpeer[q]->pub : lo;
+            if (m->kpeer[q]->pub < lo) {
+                lo = m->kpeer[q]->pub;
+                slowest = q;
+            }
         }
         if (i == n && gpu_kind_room(&m->kpost, lo)) {
             return MPI_SUCCESS;
         }
         if (!gpu_kind_wait_more(w)) {
-            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, i < n ? q : -1);
+            /* whom: the peer without a slot, else the one furthest behind */
+            const int peer = i < n ? q : slowest;
+            opal_output(0, "coll/gpu: %s on %s: rank %d has kept %d changes of memory kind "
+                        "ahead of rank %d, which entered %llu calls of this communicator "
+                        "against its %llu, and waited %g s for it to catch up",
+                        what, m->comm->c_name, me, GPU_KIND_CHANGES, peer,
+                        (unsigned long long) (i < n ? 0 : lo),
+                        (unsigned long long) m->kpost.calls, mca_coll_gpu_timeout_s());
+            return mca_coll_gpu_error(m->comm->c_name, what, GPU_ERR_TIMEOUT, peer);
         }
     }
 }

@@ -439,6 +439,19 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcp
     return submit(s, &o);
 }
 
+/* row by row, in the stream's order (libgpucoll's datatypes with gaps) */
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                              size_t width, size_t height, enum cudaMemcpyKind kind,
+                              cudaStream_t s)
+{
+    cudaError_t e = width > dpitch || width > spitch ? cudaErrorInvalidPitchValue : cudaSuccess;
+    for (size_t r = 0; r < height && cudaSuccess == e; ++r) {
+        e = cudaMemcpyAsync((char *) dst + r * dpitch, (const char *) src + r * spitch, width,
+                            kind, s);
+    }
+    return e;
+}
+
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s)
 {
     FK_API();

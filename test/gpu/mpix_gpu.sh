@@ -87,14 +87,34 @@ halo "halo_np2_async" "$NOIPC" $V $MPI -np 2 $SB "$H" async
 halo "halo_np2_malloc_staged" "$NOIPC" $V GPUCOLL_STREAM_IPC=0 $MPI -np 2 $SB "$H" malloc
 halo "halo_np4_mixed" 'sends by CUDA IPC' $V $MPI -np 4 $SB "$H" mixed
 # test_mpix_p2p: point to point within the node by CUDA IPC; across 2
-# virtual nodes every call returns an error at once (no hang)
+# virtual nodes the data arrive over coll/gpu's network
 P="$B/test/mpi/test_mpix_p2p"
 PP='test_mpix_p2p: [1-9][0-9]* passed, 0 failed'
 run "p2p_np4" "$PP" $MPI -np 4 $SB "$P"
-WANT2='across the nodes returned errors'
+WANT2='across the nodes moved the data'
 run "p2p_np4_vnodes" "$PP" $MPI -np 4 --mca coll_gpu_virtual_nodes 2 $SB "$P" nodes
 WANT2=
 TWO="env CUDA_VISIBLE_DEVICES=0,1"
+# across 2 virtual nodes (plain MPI_Init): libgpucoll's host transport over
+# coll/gpu's network (UCX) must carry every stream communicator
+VN="--mca coll_gpu_virtual_nodes 2"
+NET="rank 0: host transport of a stream communicator: coll/gpu's network"
+for np in 2 4; do
+  WANT2=$NET run "stream_np${np}_vn2" "$SP" $V $MPI -np $np $VN $SB "$S"
+  run "demo_np${np}_vn2" "$DP" $MPI -np $np $VN $SB "$D"
+  halo "halo_np${np}_vn2" "$NOIPC" $V $MPI -np $np $VN $SB "$H" malloc
+done
+run "pairs_np3_vn2" 'test_gpu_pairs: 96 passed, 0 failed' $MPI -np 3 $VN $SB "$B/test/gpu/test_gpu_pairs" 17 enqueue
+# datatypes with gaps in every enqueued collective and point to point,
+# against Open MPI's host answers: one node (np 2, 4) and 2 virtual nodes
+TP='test_mpix_types: [1-9][0-9]* passed, 0 failed'
+for np in 2 4; do
+  run "types_np${np}" "$TP" $MPI -np $np $SB "$B/test/mpi/test_mpix_types"
+done
+run "types_np4_vn2" "$TP" $MPI -np 4 $VN $SB "$B/test/mpi/test_mpix_types"
+run "stream_np3_vn2_timeout" "MPIX_Allgather_enqueue on .*waited 2 s for rank 1" $MPI -np 3 \
+  --mca coll_gpu_timeout 2 $VN $SB "$S" timeout
+WANT2=
 run "stream_np4_2gpu" "$SP" $TWO $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$S"
 run "demo_np4_2gpu" "$DP" $TWO $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$D"
 halo "halo_np4_2gpu_malloc" "$IPC" $TWO $V $MPI -np 4 -x CUDA_VISIBLE_DEVICES $SB "$H"
@@ -104,6 +124,8 @@ M="-x CUDA_VISIBLE_DEVICES -x CUDA_MPS_PIPE_DIRECTORY"
 run "stream_np4_2gpu_mps" "$SP" $TWO $MPI -np 4 $M $SB "$S"
 run "demo_np4_2gpu_mps" "$DP" $TWO $MPI -np 4 $M $SB "$D"
 halo "halo_np4_2gpu_mps_malloc" "$IPC" $TWO $V $MPI -np 4 $M $SB "$H"
+WANT2=$NET run "stream_np4_2gpu_mps_vn2" "$SP" $TWO $V $MPI -np 4 $M $VN $SB "$S"
+WANT2=
 echo quit | nvidia-cuda-mps-control
 unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 sleep 1
