@@ -448,11 +448,17 @@ for np in 1 2 3 4; do
     echo \"\$out\" | grep -q 'thread level 0' || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q 'test_mpix_types: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
 done
-run "datatypes with gaps on a CUDA stream, staged point to point (GPUCOLL_STREAM_IPC=0), np 3" sh -c "
-  out=\$(GPUCOLL_STREAM_IPC=0 timeout 300 $RT $MPIRUN -x GPUCOLL_STREAM_IPC --oversubscribe -np 3 $B/test/mpi/test_mpix_types 2>&1) || { echo \"\$out\"; exit 1; }
-  echo \"\$out\" | grep -q 'test_mpix_types: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
-run "datatypes with gaps on a CUDA stream across 2 virtual nodes over coll/gpu's network, np 4" sh -c "
-  out=\$(timeout 300 $RT $MPIRUN --oversubscribe -np 4 --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_mpix_types 2>&1) || { echo \"\$out\"; exit 1; }
+# point to point on such types: refused at once by default (above; it hung
+# on GPUs), packed with GPUCOLL_STREAM_P2P_GAPS=1, by CUDA IPC from a plain
+# sender and staged
+for ipc in 1 0; do
+  run "datatypes with gaps: point to point packed (GPUCOLL_STREAM_P2P_GAPS=1, GPUCOLL_STREAM_IPC=$ipc), np 3" sh -c "
+    out=\$(GPUCOLL_STREAM_P2P_GAPS=1 GPUCOLL_STREAM_IPC=$ipc timeout 300 $RT $MPIRUN -x GPUCOLL_STREAM_P2P_GAPS -x GPUCOLL_STREAM_IPC --oversubscribe -np 3 $B/test/mpi/test_mpix_types 2>&1) || { echo \"\$out\"; exit 1; }
+    if echo \"\$out\" | grep -q refused; then echo \"\$out\"; exit 1; fi
+    echo \"\$out\" | grep -q 'test_mpix_types: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
+done
+run "datatypes with gaps on a CUDA stream across 2 virtual nodes over coll/gpu's network (point to point packed), np 4" sh -c "
+  out=\$(GPUCOLL_STREAM_P2P_GAPS=1 timeout 300 $RT $MPIRUN -x GPUCOLL_STREAM_P2P_GAPS --oversubscribe -np 4 --mca coll_gpu_virtual_nodes 2 $B/test/mpi/test_mpix_types 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'test_mpix_types: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
 run "MPICH-style stream demo, plain MPI_Init, eager and 1000 graph replays (CUDA stand-ins), np 2" sh -c "
   out=\$($RT $MPIRUN --oversubscribe -np 2 $B/demo/mpix_enqueue_demo 2>&1) || { echo \"\$out\"; exit 1; }

@@ -13,7 +13,9 @@
  *   - allgather and alltoall whose send side is plain MPI_INT and whose
  *     receive side is the vector (the same type signature);
  * in place and not, eagerly and captured into a CUDA graph (replayed with
- * new inputs).  No kernel: the CUDA stand-ins run it too (make check).
+ * new inputs).  Point to point on such types is refused at once with a
+ * clear error unless GPUCOLL_STREAM_P2P_GAPS=1 turns its packed path on
+ * (then it is compared as the collectives are).  No kernel: the CUDA stand-ins run it too (make check).
  * Prints "test_mpix_types: N passed, N failed" on rank 0; 77 without a
  * CUDA device.
  */
@@ -25,6 +27,10 @@
 #include <cuda_runtime_api.h>
 
 static int rank, size, passed, failed;
+/* point to point on types with gaps: GPUCOLL_STREAM_P2P_GAPS=1 turns the
+ * packed path on; else each call must refuse at once (REFUSED) */
+static int p2p_gaps;
+enum { REFUSED = -77 };
 static cudaStream_t stream;
 static MPI_Comm sc;
 
@@ -163,9 +169,18 @@ static int call(int c, const tcase_t *x, int in_place, void *s, void *r, int ref
                    : MPIX_Reduce_scatter_block_enqueue(sb, r, n, x->t, x->op, cm);
     default: {
         const int to = (rank + 1) % size, from = (rank + size - 1) % size;
-        MPI_Request q[2];
+        MPI_Request q[2] = { MPI_REQUEST_NULL, MPI_REQUEST_NULL };
         if (ref) {
             return MPI_Sendrecv(s, sn, st, to, 3, r, n, x->t, from, 3, cm, MPI_STATUS_IGNORE);
+        }
+        if (!p2p_gaps) {
+            /* refused at once, on every rank alike, leaving no request */
+            const int e1 = MPIX_Irecv_enqueue(r, n, x->t, from, 3, cm, &q[0]);
+            const int e2 = x->st != MPI_INT ? MPIX_Isend_enqueue(s, sn, st, to, 3, cm, &q[1])
+                                            : MPI_ERR_TYPE;
+            return MPI_SUCCESS != e1 && MPI_SUCCESS != e2 && MPI_REQUEST_NULL == q[0] &&
+                           MPI_REQUEST_NULL == q[1]
+                       ? REFUSED : MPI_ERR_OTHER;
         }
         if (MPI_SUCCESS != MPIX_Irecv_enqueue(r, n, x->t, from, 3, cm, &q[0]) ||
             MPI_SUCCESS != MPIX_Isend_enqueue(s, sn, st, to, 3, cm, &q[1])) {
@@ -190,7 +205,7 @@ static void blocks(int c, const tcase_t *x, int in_place, int *sblocks, int *rbl
 static void run(int c, const tcase_t *x, int in_place, int graph)
 {
     const int n = x->count;
-    int sblocks, rblocks, ok = 1, bad_at = -1;
+    int sblocks, rblocks, ok = 1, bad_at = -1, refused = 0;
     MPI_Aint slb, rlb;
     blocks(c, x, in_place, &sblocks, &rblocks);
     const size_t sspan = span_of(x->st, n * x->scount_mul * (sblocks ? sblocks : 1), &slb);
@@ -218,7 +233,12 @@ static void run(int c, const tcase_t *x, int in_place, int graph)
         if (graph) {
             CUDA_OK(cudaGraphLaunch(ge, stream));
         } else {
-            ok = MPI_SUCCESS == call(c, x, in_place, ds - slb, dr - rlb, 0, sc);
+            const int ret = call(c, x, in_place, ds - slb, dr - rlb, 0, sc);
+            if (REFUSED == ret) {
+                refused = 1;
+                break;
+            }
+            ok = MPI_SUCCESS == ret;
         }
         CUDA_OK(cudaMemcpyAsync(got, dr, rspan + 1, cudaMemcpyDeviceToHost, stream));
         CUDA_OK(cudaStreamSynchronize(stream));
@@ -248,8 +268,9 @@ static void run(int c, const tcase_t *x, int in_place, int graph)
         MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
         all ? ++passed : ++failed;
         if (0 == rank) {
-            printf("%s %s, %s%s%s\n", all ? "PASS" : "FAIL", cname[c], x->name,
-                   in_place ? ", in place" : "", graph ? ", graph" : "");
+            printf("%s %s, %s%s%s%s\n", all ? "PASS" : "FAIL", cname[c], x->name,
+                   in_place ? ", in place" : "", graph ? ", graph" : "",
+                   refused ? ": refused at once with a clear error, no request left" : "");
         }
     }
     CUDA_OK(cudaFree(ds));
@@ -272,6 +293,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Query_thread(&provided);
+    {
+        const char *g = getenv("GPUCOLL_STREAM_P2P_GAPS");
+        p2p_gaps = NULL != g && atoi(g) > 0;
+    }
     if (cudaSuccess != cudaGetDeviceCount(&ndev) || 0 == ndev) {
         if (0 == rank) {
             printf("SKIP test_mpix_types: no CUDA device visible\n");
