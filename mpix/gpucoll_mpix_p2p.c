@@ -450,12 +450,18 @@ static int gc_p2p_span(MPI_Datatype t, MPI_Count count, MPI_Aint *lb, size_t *by
         /* Off unless asked for: on the CUDA stand-ins every case passes, but
          * on 4x H100 (docs/results/h100x4_2026-11-27_s10/d) the first
          * send/recv of vectors hung: one receive never arrived and its
-         * sender said nothing (its progress thread or stream stalled; not
-         * found yet).  A clear error beats a hang, and beats the bytes
-         * landing end to end over the gaps, as they did before. */
+         * sender said nothing.  Its receives were spread by 2-D copies from
+         * the progress thread then (now block by block, the copies that
+         * thread issues for every receive; not run on GPUs since).  A clear
+         * error beats a hang, and beats the bytes landing end to end over
+         * the gaps, as they did before. */
         const char *on = getenv("GPUCOLL_STREAM_P2P_GAPS");
         *lb = 0;
         if (NULL == on || atoi(on) <= 0 || !gc_layout_make(t, lay)) {
+            return 0;
+        }
+        if (gc_layout_blocks(lay, (size_t) count) > GC_LAYOUT_MAX_COPIES * 16) {
+            gc_layout_free(lay);   /* a receive copies block by block */
             return 0;
         }
         *bytes = (size_t) count * lay->size;

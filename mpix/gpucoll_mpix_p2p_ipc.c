@@ -561,9 +561,12 @@ static int gc_cuda_copy_start(gc_ipc_copy_t *cp, void *dst, const void *src,
     err = NULL != cp->event ? cudaSuccess
           : cudaEventCreateWithFlags((cudaEvent_t *) &cp->event, cudaEventDisableTiming);
     if (cudaSuccess == err) {
-        /* a sender by reference is contiguous: its bytes are the packed ones */
+        /* a sender by reference is contiguous: its bytes are the packed ones.
+         * Block by block: on 4x H100 the first receive spread by 2-D copies
+         * from this thread hung (s10 d/; 2-D copies from the application's
+         * thread, the collectives', did not) */
         err = NULL != cp->lay
-              ? gc_layout_copy(cp->lay, bytes / cp->lay->size, dst, (char *) src, 0, st)
+              ? gc_layout_copy_blocks(cp->lay, bytes / cp->lay->size, dst, (char *) src, 0, st)
               : cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st);
     }
     if (cudaSuccess == err) {
