@@ -96,6 +96,21 @@ if [ -z "${ONLY:-}" ]; then
     else
       fail=$((fail+1)); echo "FAIL test_mpix_stream np $np"; echo "$out" | tail -10
     fi
+    # across 2 virtual nodes (libgpucoll's transport over coll/gpu's UCX) and
+    # on datatypes with gaps (against Open MPI's host answers)
+    for run in "test_mpix_stream --mca coll_gpu_virtual_nodes 2" "test_mpix_types" \
+               "test_mpix_types --mca coll_gpu_virtual_nodes 2"; do
+      prog=${run%% *}
+      args=${run#"$prog"}
+      echo "== $prog np $np$args"
+      out=$($MPIRUN --oversubscribe --bind-to none -np $np $args "$B/test/mpi/$prog" 2>&1)
+      if echo "$out" | grep -q "SKIP"; then :
+      elif echo "$out" | grep -qE "$prog: [0-9]+ passed, 0 failed"; then
+        pass=$((pass+1))
+      else
+        fail=$((fail+1)); echo "FAIL $prog np $np$args"; echo "$out" | tail -10
+      fi
+    done
     out=$($MPIRUN --oversubscribe --bind-to none -np $np "$B/demo/mpix_enqueue_demo" 2>&1)
     echo "$out" | grep -E "demo|replay" | head -3
     if echo "$out" | grep -q "no GPU present"; then :
