@@ -623,6 +623,7 @@ int gc_enqueue(const gc_args_t *a)
      * the transport: Open MPI's path would copy the gaps back. */
     MPI_Query_thread(&level);
     memset(&gaps, 0, sizeof(gaps));
+    memset(&plan.fold, 0, sizeof(plan.fold));
     gapped = gc_gaps_needed(MPI_IN_PLACE == a->sendbuf || GPUCOLL_MPIX_BCAST == a->coll
                             ? a->rtype : a->stype) || gc_gaps_needed(a->rtype);
     shm = (level < MPI_THREAD_MULTIPLE || gapped) && NULL != c->shm &&
@@ -647,7 +648,7 @@ int gc_enqueue(const gc_args_t *a)
         }
     }
     if (shm && MPI_SUCCESS != (ret = gc_prog_start(a->fn))) {
-        gc_gaps_free(&gaps);
+        gc_plan_free(&gaps, &plan.fold);
         return ret;
     }
     MPI_Comm_rank(a->comm, &rank);
@@ -657,7 +658,7 @@ int gc_enqueue(const gc_args_t *a)
     one_buffer = in_from_recvbuf;
     if (MPI_SUCCESS != gc_span(one_buffer ? a->rtype : a->stype, in_count, &in_bytes, &in_lb) ||
         MPI_SUCCESS != gc_span(a->rtype, out_count, &out_bytes, &out_lb)) {
-        gc_gaps_free(&gaps);
+        gc_plan_free(&gaps, &plan.fold);
         return gc_fail(MPI_ERR_TYPE, a->fn, "datatype without an extent");
     }
     /* a side with gaps is copied packed: its bytes only, from offset 0 */
@@ -671,7 +672,7 @@ int gc_enqueue(const gc_args_t *a)
     }
     st = c->stream->cuda;
     if (cudaSuccess != cudaStreamIsCapturing(st, &cap)) {
-        gc_gaps_free(&gaps);
+        gc_plan_free(&gaps, &plan.fold);
         return gc_fail(MPI_ERR_OTHER, a->fn, "the stream given to MPIX_Stream_create is not a "
                        "valid CUDA stream of this process");
     }
@@ -688,7 +689,7 @@ int gc_enqueue(const gc_args_t *a)
     d = gc_desc_get(c, one_buffer ? (in_room > out_room ? in_room : out_room) : in_room,
                     one_buffer ? 0 : out_room, cudaStreamCaptureStatusActive == cap);
     if (NULL == d) {
-        gc_gaps_free(&gaps);
+        gc_plan_free(&gaps, &plan.fold);
         return gc_fail(MPI_ERR_NO_MEM, a->fn, "no pinned host memory for the staging copies");
     }
     d->call = call;
@@ -717,6 +718,7 @@ int gc_enqueue(const gc_args_t *a)
         d->sc = plan.sc;
         gc_layout_free(&d->fold.lay);   /* a reused descriptor's */
         d->fold = plan.fold;
+        memset(&plan.fold.lay, 0, sizeof(plan.fold.lay));   /* the descriptor's now */
         d->sc.fold = &d->fold.f;
         d->sc.in = (const char *) d->hs;
         d->sc.out = one_buffer ? (char *) d->hs : (char *) d->hr;
@@ -736,7 +738,7 @@ int gc_enqueue(const gc_args_t *a)
         }
         ret = gc_prog_stream_wait(st, &d->job, a->fn);
         if (MPI_SUCCESS != ret) {
-            gc_gaps_free(&gaps);
+            gc_plan_free(&gaps, &plan.fold);
             return ret;
         }
     } else if (cudaSuccess != cudaLaunchHostFunc(st, gc_host_fn, d)) {
@@ -752,9 +754,9 @@ int gc_enqueue(const gc_args_t *a)
     if (!d->persistent && cudaSuccess != cudaLaunchHostFunc(st, gc_release_fn, d)) {
         goto fail_stream;
     }
-    gc_gaps_free(&gaps);
+    gc_plan_free(&gaps, &plan.fold);
     return MPI_SUCCESS;
 fail_stream:
-    gc_gaps_free(&gaps);
+    gc_plan_free(&gaps, &plan.fold);
     return gc_fail(MPI_ERR_OTHER, a->fn, cudaGetErrorString(cudaGetLastError()));
 }

@@ -55,6 +55,12 @@ static void gc_gaps_user_apply(const gpucoll_mpix_fold_t *f, const void *in, voi
     free(a);
 }
 
+void gc_plan_free(gc_gaps_t *g, gc_ufold_t *fold)
+{
+    gc_gaps_free(g);
+    gc_layout_free(&fold->lay);
+}
+
 void gc_gaps_free(gc_gaps_t *g)
 {
     if (g->in_on) {

@@ -31,11 +31,13 @@ int gc_gaps_needed(MPI_Datatype t);
  * pair types to fold, send and receive blocks of different lengths.  The
  * answer depends on the op and on types every rank passes alike, but for
  * movement collectives whose ranks mix dense and gapped types.  The caller
- * frees *g (gc_gaps_free) once the copies are issued, and fold->lay with
- * the call's descriptor. */
+ * frees *g once the copies are issued, and fold->lay with the call's
+ * descriptor (gc_plan_free where no descriptor took it). */
 int gc_plan(const gc_args_t *a, const gpucoll_mpix_abi_t *abi, gcs_coll_t *sc, gc_ufold_t *fold,
             gc_gaps_t *g);
 void gc_gaps_free(gc_gaps_t *g);
+/* both of a plan that no descriptor took (fold->lay zeroed once one did) */
+void gc_plan_free(gc_gaps_t *g, gc_ufold_t *fold);
 /* count elements between the application's buffer and the packed pinned copy */
 cudaError_t gc_gaps_copy(const gc_layout_t *l, MPI_Count count, char *user, char *pinned,
                          int to_pinned, cudaStream_t st);

@@ -66,11 +66,6 @@ size_t gcs_env_size(const char *name, size_t dflt)
     return '\0' == *end && x >= 4096 ? (size_t) x : dflt;
 }
 
-/* coll/gpu's coll_gpu_virtual_nodes (0 where unset or unreadable): the
- * node's ranks split as coll/gpu splits them, so that the transport spans
- * no two of its nodes and a test on one machine sees what a communicator
- * across nodes does.  Read through MPI_T: set on the command line, the
- * environment or a parameter file alike */
 size_t gcs_slot_size(int nranks)
 {
     size_t slot = gcs_env_size("GPUCOLL_STREAM_SLOT_BYTES", (16u << 20) / (size_t) nranks);
@@ -83,6 +78,11 @@ size_t gcs_slot_size(int nranks)
 
 static const gcs_wire_t gcs_shm_wire;
 
+/* coll/gpu's coll_gpu_virtual_nodes (0 where unset or unreadable): the
+ * node's ranks split as coll/gpu splits them, so that the transport spans
+ * no two of its nodes and a test on one machine sees what a communicator
+ * across nodes does.  Read through MPI_T: set on the command line, the
+ * environment or a parameter file alike */
 static int gcs_virtual_nodes(void)
 {
     int v = 0, prov, idx, count;
