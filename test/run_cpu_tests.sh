@@ -448,6 +448,10 @@ for np in 1 2 3 4; do
     echo \"\$out\" | grep -q 'thread level 0' || { echo \"\$out\"; exit 1; }
     echo \"\$out\" | grep -q 'test_mpix_types: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
 done
+run "datatypes with gaps on a CUDA stream under MPI_THREAD_MULTIPLE (the same transport path), np 3" sh -c "
+  out=\$(timeout 300 $RT $MPIRUN --oversubscribe -np 3 $B/test/mpi/test_mpix_types multiple 2>&1) || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'thread level 3' || { echo \"\$out\"; exit 1; }
+  echo \"\$out\" | grep -q 'test_mpix_types: [1-9][0-9]* passed, 0 failed' || { echo \"\$out\"; exit 1; }"
 # point to point on such types: refused at once by default (above; it hung
 # on GPUs), packed with GPUCOLL_STREAM_P2P_GAPS=1, by CUDA IPC from a plain
 # sender and staged

@@ -16,6 +16,7 @@
  * new inputs).  Point to point on such types is refused at once with a
  * clear error unless GPUCOLL_STREAM_P2P_GAPS=1 turns its packed path on
  * (then it is compared as the collectives are).  No kernel: the CUDA stand-ins run it too (make check).
+ * "multiple": the same under MPI_Init_thread(MPI_THREAD_MULTIPLE).
  * Prints "test_mpix_types: N passed, N failed" on rank 0; 77 without a
  * CUDA device.
  */
@@ -289,7 +290,12 @@ int main(int argc, char **argv)
     MPI_Op psum;
     int ndev = 0, provided = -1;
 
-    MPI_Init(&argc, &argv);
+    if (argc > 1 && 0 == strcmp(argv[1], "multiple")) {
+        /* a program that asks for threads takes the same path for these types */
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Query_thread(&provided);
