@@ -72,79 +72,6 @@ void gc_gaps_free(gc_gaps_t *g)
     g->in_on = g->out_on = 0;
 }
 
-static size_t gc_packed(MPI_Datatype t, const gc_layout_t *l, int on)
-{
-    MPI_Aint lb = 0, ext = 0;
-    if (on) {
-        return l->size;
-    }
-    MPI_Type_get_extent(t, &lb, &ext);
-    return (size_t) ext;
-}
-
-static int gc_gaps_plan(const gc_args_t *a, const gpucoll_mpix_abi_t *abi, gc_gaps_t *g,
-                 gcs_coll_t *sc, gc_ufold_t *u)
-{
-    const int one_buffer = MPI_IN_PLACE == a->sendbuf || GPUCOLL_MPIX_BCAST == a->coll;
-    const MPI_Datatype in_type = one_buffer ? a->rtype : a->stype;
-    size_t isize, osize;
-    MPI_Count count;
-
-    memset(g, 0, sizeof(*g));
-    if (!gc_gaps_needed(in_type) && !gc_gaps_needed(a->rtype)) {
-        return -1;
-    }
-    g->in_on = gc_gaps_needed(in_type) && gc_layout_make(in_type, &g->in);
-    g->out_on = gc_gaps_needed(a->rtype) && gc_layout_make(a->rtype, &g->out);
-    if (g->in_on != gc_gaps_needed(in_type) || g->out_on != gc_gaps_needed(a->rtype)) {
-        gc_gaps_free(g);
-        return 0;   /* a type the layouts do not take */
-    }
-    isize = gc_packed(in_type, &g->in, g->in_on);
-    osize = gc_packed(a->rtype, &g->out, g->out_on);
-    memset(sc, 0, sizeof(*sc));
-    sc->coll = a->coll;
-    sc->root = a->root;
-    switch (a->coll) {
-    case GPUCOLL_MPIX_ALLREDUCE:
-    case GPUCOLL_MPIX_REDUCE:
-    case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
-        count = GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == a->coll ? a->rcount : a->scount;
-        if (NULL == abi || abi->version < 4 || isize != osize ||
-            MPI_SUCCESS != abi->host_fold(a->rtype, a->op, &u->f)) {
-            break;
-        }
-        if (u->f.user) {
-            /* the layout of the type the application's function is given */
-            if (!gc_layout_make(a->rtype, &u->lay)) {
-                break;
-            }
-            u->apply = abi->fold_apply;
-            sc->apply = gc_gaps_user_apply;
-        } else if ((g->in_on && g->in.padded_leaf) || (g->out_on && g->out.padded_leaf)) {
-            break;   /* packed pair types do not sit where the folds read them */
-        } else {
-            sc->apply = abi->fold_apply;
-        }
-        sc->fold = &u->f;
-        sc->esize = osize;
-        sc->bytes = (size_t) count * osize;
-        return 1;
-    case GPUCOLL_MPIX_BCAST:
-        sc->bytes = (size_t) a->scount * osize;
-        return 1;
-    default:
-        /* a block moves as packed bytes: both sides' blocks must be as long */
-        sc->bytes = (size_t) a->rcount * osize;
-        if (one_buffer || (size_t) a->scount * isize == sc->bytes) {
-            return 1;
-        }
-        break;
-    }
-    gc_gaps_free(g);
-    return 0;
-}
-
 /* elements of t lie end to end without a gap at either end (padding
  * inside an element, as MPI_SHORT_INT's, rides along); dense: no padding */
 static int gc_spanned(MPI_Datatype t, MPI_Aint *ext, int *dense)
@@ -172,59 +99,92 @@ static int gc_tail_padded(MPI_Datatype t)
            text < ext;
 }
 
+/* One side of a call as the transport sees it: packed by its layout where
+ * t has gaps (*l made, *on set; packed bytes are dense), else whole
+ * extents of a type with no gap at either end (a padded pair type's last
+ * one too where tail_ok: the folds take whole extents).  *unit: its bytes
+ * per element; 0 where the side cannot run on the transport. */
+static int gc_side(MPI_Datatype t, int tail_ok, gc_layout_t *l, int *on, size_t *unit,
+                   int *dense)
+{
+    MPI_Aint ext = 0;
+    if (gc_gaps_needed(t)) {
+        *on = gc_layout_make(t, l);
+        *unit = l->size;
+        *dense = 1;
+        return *on;
+    }
+    if (!(gc_spanned(t, &ext, dense) || (tail_ok && gc_tail_padded(t)))) {
+        return 0;
+    }
+    *unit = (size_t) ext;
+    return 1;
+}
+
 int gc_plan(const gc_args_t *a, const gpucoll_mpix_abi_t *abi, gcs_coll_t *sc, gc_ufold_t *fold,
             gc_gaps_t *g)
 {
-    MPI_Aint sext = 0, rext = 0;
-    int sdense = 0, rdense = 0;
-    const int in_place = MPI_IN_PLACE == a->sendbuf;
+    const int one_buffer = MPI_IN_PLACE == a->sendbuf || GPUCOLL_MPIX_BCAST == a->coll;
+    const MPI_Datatype in_type = one_buffer ? a->rtype : a->stype;
     const int reduces = GPUCOLL_MPIX_ALLREDUCE == a->coll || GPUCOLL_MPIX_REDUCE == a->coll ||
                         GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == a->coll;
+    size_t isize = 0, osize = 0;
+    int idense = 0, odense = 0;
 
     memset(fold, 0, sizeof(*fold));
-    switch (gc_gaps_plan(a, abi, g, sc, fold)) {
-    case 1:
-        return 1;
-    case 0:
-        return 0;
-    default:   /* no side has gaps */
-        break;
-    }
-    if (!(gc_spanned(a->rtype, &rext, &rdense) || (reduces && gc_tail_padded(a->rtype)))) {
-        return 0;
-    }
+    memset(g, 0, sizeof(*g));
     memset(sc, 0, sizeof(*sc));
     sc->coll = a->coll;
     sc->root = a->root;
+    if (!gc_side(a->rtype, reduces, &g->out, &g->out_on, &osize, &odense) ||
+        !gc_side(in_type, reduces, &g->in, &g->in_on, &isize, &idense)) {
+        goto not_taken;
+    }
     switch (a->coll) {
     case GPUCOLL_MPIX_ALLREDUCE:
     case GPUCOLL_MPIX_REDUCE:
     case GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK:
-        if (NULL == abi || abi->version < 4 ||
-            MPI_SUCCESS != abi->host_fold(a->rtype, a->op, &fold->f) ||
-            !(fold->f.user || rdense || gc_named(a->rtype))) {
-            return 0;
+        if (NULL == abi || abi->version < 4 || isize != osize ||
+            MPI_SUCCESS != abi->host_fold(a->rtype, a->op, &fold->f)) {
+            goto not_taken;
+        }
+        sc->apply = abi->fold_apply;
+        if (fold->f.user && g->out_on) {
+            /* the layout of the type the application's function is given */
+            if (!gc_layout_make(a->rtype, &fold->lay)) {
+                goto not_taken;
+            }
+            fold->apply = abi->fold_apply;
+            sc->apply = gc_gaps_user_apply;
+        } else if (!fold->f.user &&
+                   ((g->in_on && g->in.padded_leaf) || (g->out_on && g->out.padded_leaf))) {
+            goto not_taken;   /* packed pair types do not sit where the folds read them */
         }
         sc->fold = &fold->f;
-        sc->apply = abi->fold_apply;
-        sc->esize = (size_t) rext;
-        sc->bytes = (size_t) ((GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == a->coll ? a->rcount
-                                                                             : a->scount) * rext);
+        sc->esize = osize;
+        sc->bytes = (size_t) (GPUCOLL_MPIX_REDUCE_SCATTER_BLOCK == a->coll ? a->rcount
+                                                                            : a->scount) * osize;
         return 1;
     case GPUCOLL_MPIX_BCAST:
-        sc->bytes = (size_t) (a->scount * rext);
+        sc->bytes = (size_t) a->scount * osize;
         return 1;
     default:
-        if (!in_place && !gc_spanned(a->stype, &sext, &sdense)) {
-            return 0;
+        /* blocks move as bytes: where neither side is packed, types that
+         * differ must both be dense (a pair type's padding is not a peer's
+         * data), and both sides' blocks must be as long */
+        if (!one_buffer && !g->in_on && !g->out_on && !(idense && odense) &&
+            a->stype != a->rtype) {
+            goto not_taken;
         }
-        if (!in_place && !(sdense && rdense) && a->stype != a->rtype) {
-            return 0;
+        sc->bytes = (size_t) a->rcount * osize;
+        if (one_buffer || (size_t) a->scount * isize == sc->bytes) {
+            return 1;
         }
-        sc->bytes = (size_t) (a->rcount * rext);
-        /* a block moves as bytes: both sides' blocks must be as long */
-        return in_place || (size_t) (a->scount * sext) == sc->bytes;
+        break;
     }
+not_taken:
+    gc_plan_free(g, fold);
+    return 0;
 }
 
 cudaError_t gc_gaps_copy(const gc_layout_t *l, MPI_Count count, char *user, char *pinned,
