@@ -228,6 +228,18 @@ int gc_layout_make(MPI_Datatype t, gc_layout_t *l)
     return 1;
 }
 
+int gc_layout_dup(const gc_layout_t *from, gc_layout_t *to)
+{
+    *to = *from;
+    to->run = malloc(sizeof(*to->run) * (size_t) from->nrun);
+    if (NULL == to->run) {
+        memset(to, 0, sizeof(*to));
+        return 0;
+    }
+    memcpy(to->run, from->run, sizeof(*to->run) * (size_t) from->nrun);
+    return 1;
+}
+
 void gc_layout_free(gc_layout_t *l)
 {
     free(l->run);

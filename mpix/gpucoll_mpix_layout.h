@@ -50,6 +50,8 @@ typedef struct gc_layout {
 /* 1 and *l filled, or 0 where the type is not taken (nothing to free) */
 int gc_layout_make(MPI_Datatype t, gc_layout_t *l);
 void gc_layout_free(gc_layout_t *l);
+/* a copy of from's layout (the same type, not decoded again); 0 without memory */
+int gc_layout_dup(const gc_layout_t *from, gc_layout_t *to);
 /* 1 where count elements of t lie end to end with no gap (no layout needed) */
 int gc_layout_dense(MPI_Datatype t);
 /* stream copies for count elements: strided (the type's layout at base)

@@ -104,12 +104,14 @@ static int gc_tail_padded(MPI_Datatype t)
  * extents of a type with no gap at either end (a padded pair type's last
  * one too where tail_ok: the folds take whole extents).  *unit: its bytes
  * per element; 0 where the side cannot run on the transport. */
-static int gc_side(MPI_Datatype t, int tail_ok, gc_layout_t *l, int *on, size_t *unit,
-                   int *dense)
+static int gc_side(MPI_Datatype t, int tail_ok, const gc_layout_t *same, gc_layout_t *l,
+                   int *on, size_t *unit, int *dense)
 {
     MPI_Aint ext = 0;
     if (gc_gaps_needed(t)) {
-        *on = gc_layout_make(t, l);
+        /* a side of the type already decoded (one buffer, or both sides
+         * alike) takes a copy of that layout */
+        *on = NULL != same ? gc_layout_dup(same, l) : gc_layout_make(t, l);
         *unit = l->size;
         *dense = 1;
         return *on;
@@ -136,8 +138,9 @@ int gc_plan(const gc_args_t *a, const gpucoll_mpix_abi_t *abi, gcs_coll_t *sc, g
     memset(sc, 0, sizeof(*sc));
     sc->coll = a->coll;
     sc->root = a->root;
-    if (!gc_side(a->rtype, reduces, &g->out, &g->out_on, &osize, &odense) ||
-        !gc_side(in_type, reduces, &g->in, &g->in_on, &isize, &idense)) {
+    if (!gc_side(a->rtype, reduces, NULL, &g->out, &g->out_on, &osize, &odense) ||
+        !gc_side(in_type, reduces, in_type == a->rtype && g->out_on ? &g->out : NULL, &g->in,
+                 &g->in_on, &isize, &idense)) {
         goto not_taken;
     }
     switch (a->coll) {
@@ -151,7 +154,7 @@ int gc_plan(const gc_args_t *a, const gpucoll_mpix_abi_t *abi, gcs_coll_t *sc, g
         sc->apply = abi->fold_apply;
         if (fold->f.user && g->out_on) {
             /* the layout of the type the application's function is given */
-            if (!gc_layout_make(a->rtype, &fold->lay)) {
+            if (!gc_layout_dup(&g->out, &fold->lay)) {
                 goto not_taken;
             }
             fold->apply = abi->fold_apply;
