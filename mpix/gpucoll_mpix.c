@@ -189,7 +189,7 @@ int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm
         }
         /* the same on every rank: which peers map this rank's buffers */
         if (MPI_SUCCESS == ret && NULL != c->shm) {
-            ret = gc_p2p_setup(c, *newcomm);
+            ret = gc_p2p_setup(c, *newcomm, limit);
         }
         if (MPI_SUCCESS != ret) {
             MPI_Comm_free(newcomm);

@@ -1,6 +1,8 @@
 /*
  * MPICH's collective enqueue entry points (and the large-count forms):
- * each packs its arguments for gc_enqueue (gpucoll_mpix.c); and the
+ * each packs its arguments for gc_enqueue (gpucoll_mpix.c); its
+ * point-to-point ones, which start a message (gc_p2p_start,
+ * gpucoll_mpix_p2p.c) and wait for it; and the
  * reductions of pair types that gc_enqueue runs on coll/gpu's stream
  * kernels (gc_kred_enqueue, at the end).
  */
@@ -112,6 +114,62 @@ int MPIX_Alltoall_enqueue(const void *sendbuf, int sendcount, MPI_Datatype sendt
 {
     return MPIX_Alltoall_enqueue_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                    comm);
+}
+
+/* ---- MPICH's point-to-point entry points ------------------------------------------ */
+
+int MPIX_Isend_enqueue_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                         int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return gc_p2p_start(1, "MPIX_Isend_enqueue", (void *) buf, count, datatype, dest, tag, comm,
+                        request);
+}
+
+int MPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    return MPIX_Isend_enqueue_c(buf, count, datatype, dest, tag, comm, request);
+}
+
+int MPIX_Irecv_enqueue_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    return gc_p2p_start(0, "MPIX_Irecv_enqueue", buf, count, datatype, source, tag, comm,
+                        request);
+}
+
+int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    return MPIX_Irecv_enqueue_c(buf, count, datatype, source, tag, comm, request);
+}
+
+int MPIX_Send_enqueue_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                        int tag, MPI_Comm comm)
+{
+    MPI_Request r;
+    int ret = MPIX_Isend_enqueue_c(buf, count, datatype, dest, tag, comm, &r);
+    return MPI_SUCCESS == ret ? MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) : ret;
+}
+
+int MPIX_Send_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm)
+{
+    return MPIX_Send_enqueue_c(buf, count, datatype, dest, tag, comm);
+}
+
+int MPIX_Recv_enqueue_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm, MPI_Status *status)
+{
+    MPI_Request r;
+    int ret = MPIX_Irecv_enqueue_c(buf, count, datatype, source, tag, comm, &r);
+    return MPI_SUCCESS == ret ? MPIX_Wait_enqueue(&r, status) : ret;
+}
+
+int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, MPI_Status *status)
+{
+    return MPIX_Recv_enqueue_c(buf, count, datatype, source, tag, comm, status);
 }
 
 /* ---- pair-type reductions on coll/gpu's stream kernels ---------------------------- */

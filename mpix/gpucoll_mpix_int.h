@@ -96,9 +96,19 @@ void gc_comm_set_error(gc_comm_t *c, int code);
 void gc_p2p_release(gc_comm_t *c);
 /* MPIX_Stream_comm_create, collective, once the host transport is made:
  * which peers take this rank's device buffers by CUDA IPC */
-int gc_p2p_setup(gc_comm_t *c, MPI_Comm comm);
+int gc_p2p_setup(gc_comm_t *c, MPI_Comm comm, double limit_s);
+/* an isend (send 1) or irecv enqueued on comm's stream; *request is a
+ * handle only MPIX_Wait(all)_enqueue completes */
+int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MPI_Datatype type,
+                 int peer, int tag, MPI_Comm comm, MPI_Request *request);
 
 /* ---- the progress thread (gpucoll_mpix_prog.c) ---- */
+/* the thread's first CUDA work on a device (work, given two 64-byte areas
+ * there and in pinned host memory), run at MPIX_Stream_comm_create while
+ * no stream waits for the thread, waited for at most limit_s; once per
+ * device of the calling thread */
+typedef int (*gc_warm_fn_t)(int dev, void *dev_word, void *host_word, const char **why);
+void gc_prog_warm(gc_warm_fn_t work, int rank, double limit_s);
 
 typedef struct gc_flags gc_flags_t;
 

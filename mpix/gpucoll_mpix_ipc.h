@@ -31,15 +31,10 @@ typedef struct {
     uint64_t gone[GC_IPC_GONE_MAX];   /* buffer ids of the sender's freed allocations */
 } gc_ipc_ref_t;
 
-struct gc_layout;
-
 /* one copy of the progress thread into a receive buffer */
 typedef struct {
     void *event;               /* cudaEvent_t, made on first use */
     int dev;                   /* the receive buffer's device */
-    /* a receive type with gaps (gpucoll_mpix_layout.h): the copy spreads
-     * the packed bytes over the type's layout, whole elements only */
-    const struct gc_layout *lay;
 } gc_ipc_copy_t;
 
 typedef struct {
@@ -77,6 +72,11 @@ typedef struct {
     int (*copy_test)(gc_ipc_copy_t *cp, const char **why);
     /* the descriptor goes (application's thread) */
     void (*copy_free)(gc_ipc_copy_t *cp);
+    /* progress thread, at MPIX_Stream_comm_create while no stream waits for
+     * it: this thread's first CUDA work on dev (its stream, an event, a
+     * memset and a copy each way between dev_word and host_word, two
+     * 64-byte areas of the caller's) done; 0, else -1 and why */
+    int (*warm)(int dev, void *dev_word, void *host_word, const char **why);
 } gc_ipc_ops_t;
 
 extern const gc_ipc_ops_t gc_ipc_cuda_ops;

@@ -312,33 +312,3 @@ void gc_layout_host(const gc_layout_t *l, size_t count, char *strided, char *pac
         }
     }
 }
-
-size_t gc_layout_blocks(const gc_layout_t *l, size_t count)
-{
-    size_t k = 0;
-    for (int i = 0; i < l->nrun; ++i) {
-        k += l->run[i].k;
-    }
-    return k * count;
-}
-
-cudaError_t gc_layout_copy_blocks(const gc_layout_t *l, size_t count, char *strided,
-                                  char *packed, int to_packed, cudaStream_t st)
-{
-    for (size_t e = 0; e < count; ++e) {
-        char *se = strided + (MPI_Aint) e * l->extent, *pe = packed + e * l->size;
-        for (int i = 0; i < l->nrun; ++i) {
-            const gc_run_t *r = &l->run[i];
-            for (size_t j = 0; j < r->k; ++j) {
-                char *s = se + r->off + (MPI_Aint) j * r->stride, *p = pe + r->poff + j * r->len;
-                const cudaError_t err = to_packed
-                    ? cudaMemcpyAsync(p, s, r->len, cudaMemcpyDefault, st)
-                    : cudaMemcpyAsync(s, p, r->len, cudaMemcpyDefault, st);
-                if (cudaSuccess != err) {
-                    return err;
-                }
-            }
-        }
-    }
-    return cudaSuccess;
-}

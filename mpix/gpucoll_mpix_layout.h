@@ -60,11 +60,6 @@ cudaError_t gc_layout_copy(const gc_layout_t *l, size_t count, char *strided, ch
                            int to_packed, cudaStream_t st);
 /* the copies gc_layout_copy issues for count elements */
 size_t gc_layout_copies(const gc_layout_t *l, size_t count);
-/* the same as one 1-D copy per block (the copies the progress thread is
- * known to issue safely: libgpucoll's receives), and how many those are */
-cudaError_t gc_layout_copy_blocks(const gc_layout_t *l, size_t count, char *strided,
-                                  char *packed, int to_packed, cudaStream_t st);
-size_t gc_layout_blocks(const gc_layout_t *l, size_t count);
 /* the same on host memory, now (a user op's fold sees the type's layout) */
 void gc_layout_host(const gc_layout_t *l, size_t count, char *strided, char *packed,
                     int to_packed);

@@ -21,6 +21,12 @@
  * MPI_REQUEST_NULL, as MPICH does.  A captured call's state lives as long
  * as its communicator: a graph may replay it any number of times.
  *
+ * A datatype with gaps is packed on the application's stream, as the
+ * collectives' sides are (gpucoll_mpix_layout.h): a send into its staging
+ * before it is posted; a receive lands packed in its staging and its wait
+ * spreads it over the layout after the stream's wait, so the progress
+ * thread moves dense bytes only.
+ *
  * On a stream made from MPI_INFO_NULL the calling thread is the stream:
  * the calls are MPI's own.  Across nodes the host transport carries every
  * message's bytes over coll/gpu's network (gpucoll_mpix_net.c): no peer
@@ -57,7 +63,10 @@ typedef struct gc_preq {
     int told;                  /* its copy's stall was reported */
     double copy_since;         /* when its copy was issued */
     gc_ipc_copy_t cp;
-    gc_layout_t lay;           /* a receive type with gaps (cp.lay), else empty */
+    /* a receive type with gaps, else empty: its bytes land packed in pin,
+     * spread over the layout by the wait on the application's stream */
+    gc_layout_t lay;
+    size_t lay_count;
     struct gc_preq *next_all, *next_free, *next_live;
 } gc_preq_t;
 
@@ -116,6 +125,13 @@ static int gc_greq_cancel(void *extra, int complete)
 }
 
 
+/* where a receive's bytes land: its buffer, or packed in its staging where
+ * its type has gaps (the wait spreads them on the application's stream) */
+static char *gc_recv_dst(gc_preq_t *r)
+{
+    return r->lay.size > 0 ? (char *) r->pin : r->user;
+}
+
 /* the bounce's copies (gcs_set_bounce), on the progress thread: a message
  * by reference that its receiver cannot map, through host memory */
 static int gc_bounce_out(gcs_msg_t *m, char *host, size_t off, size_t n)
@@ -138,7 +154,7 @@ static int gc_bounce_in(gcs_msg_t *m, char *host, size_t off, size_t n)
     gc_preq_t *r = (gc_preq_t *) m;
     gc_p2p_t *p = *gc_comm_p2p(r->c);
     const char *why = NULL;
-    if (0 != p->ipc->copy_sync(r->user + off, host, n, r->cp.dev, &why)) {
+    if (0 != p->ipc->copy_sync(gc_recv_dst(r) + off, host, n, r->cp.dev, &why)) {
         fprintf(stderr, "MPIX_Irecv_enqueue: %s\n", why);
         return MPI_ERR_OTHER;
     }
@@ -159,7 +175,7 @@ static gc_p2p_t *gc_p2p_of(gc_comm_t *c)
     return *pp;
 }
 
-int gc_p2p_setup(gc_comm_t *c, MPI_Comm comm)
+int gc_p2p_setup(gc_comm_t *c, MPI_Comm comm, double limit_s)
 {
     gc_p2p_t *p = gc_p2p_of(c);
     int ret, k = 0, n;
@@ -177,6 +193,10 @@ int gc_p2p_setup(gc_comm_t *c, MPI_Comm comm)
     n = gcs_size(gc_comm_shm(c));
     if (MPI_SUCCESS == ret && NULL == (p->gone_cursor = calloc((size_t) n, sizeof(long long)))) {
         ret = MPI_ERR_NO_MEM;
+    }
+    if (MPI_SUCCESS == ret) {
+        /* the progress thread's first CUDA work, while no stream waits for it */
+        gc_prog_warm(p->ipc->warm, gcs_rank(gc_comm_shm(c)), limit_s);
     }
     if (MPI_SUCCESS != ret || !gc_verbose()) {
         return ret;
@@ -339,12 +359,12 @@ static int gc_recv_step(gc_job_t *j)
                                __ATOMIC_RELAXED);
             r->noted = 1;
         }
-        if (0 == n) {
-            return gc_recv_end(r, MPI_SUCCESS, NULL);
+        if (0 == n || (r->lay.size > 0 && !r->m.remote)) {
+            return gc_recv_end(r, MPI_SUCCESS, NULL);   /* nothing, or packed in place */
         }
         ret = r->refused ? -2
-                         : p->ipc->copy_start(&r->cp, r->user, r->pin, r->m.remote ? &ref : NULL,
-                                              n, &why);
+                         : p->ipc->copy_start(&r->cp, gc_recv_dst(r), r->pin,
+                                              r->m.remote ? &ref : NULL, n, &why);
         if (1 == ret) {
             return GCS_PENDING;   /* the mapping it needs is being closed: next round */
         }
@@ -447,21 +467,16 @@ static int gc_p2p_span(MPI_Datatype t, MPI_Count count, MPI_Aint *lb, size_t *by
     MPI_Aint ext, tlb, text;
     memset(lay, 0, sizeof(*lay));
     if (gc_gaps_needed(t)) {
-        /* Off unless asked for: on the CUDA stand-ins every case passes, but
-         * on 4x H100 (docs/results/h100x4_2026-11-27_s10/d) the first
-         * send/recv of vectors hung: one receive never arrived and its
-         * sender said nothing.  Its receives were spread by 2-D copies from
-         * the progress thread then (now block by block, the copies that
-         * thread issues for every receive; not run on GPUs since).  A clear
-         * error beats a hang, and beats the bytes landing end to end over
-         * the gaps, as they did before. */
-        const char *on = getenv("GPUCOLL_STREAM_P2P_GAPS");
+        /* packed on the application's stream, as the collectives' sides
+         * are: a send into its staging before it is posted, a receive out
+         * of its staging after its wait (the progress thread moves dense
+         * bytes only; on 4x H100 a receive it spread by 2-D copies hung) */
         *lb = 0;
-        if (NULL == on || atoi(on) <= 0 || !gc_layout_make(t, lay)) {
+        if (!gc_layout_make(t, lay)) {
             return 0;
         }
-        if (gc_layout_blocks(lay, (size_t) count) > GC_LAYOUT_MAX_COPIES * 16) {
-            gc_layout_free(lay);   /* a receive copies block by block */
+        if (gc_layout_copies(lay, (size_t) count) > GC_LAYOUT_MAX_COPIES) {
+            gc_layout_free(lay);
             return 0;
         }
         *bytes = (size_t) count * lay->size;
@@ -475,8 +490,8 @@ static int gc_p2p_span(MPI_Datatype t, MPI_Count count, MPI_Aint *lb, size_t *by
     return 1;
 }
 
-static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MPI_Datatype type,
-                        int peer, int tag, MPI_Comm comm, MPI_Request *request)
+int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MPI_Datatype type,
+                 int peer, int tag, MPI_Comm comm, MPI_Request *request)
 {
     gc_comm_t *c = gc_comm_of(comm);
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
@@ -519,9 +534,9 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
                        "(MPI_ANY_TAG is taken by receives)");
     }
     if (!gc_p2p_span(type, count, &lb, &bytes, &lay)) {
-        return gc_fail(MPI_ERR_TYPE, fn, "a datatype with gaps is not taken by point-to-point "
-                       "enqueue on a CUDA stream (GPUCOLL_STREAM_P2P_GAPS=1 turns on its "
-                       "packed path, not yet proven on GPUs; collectives take such types)");
+        return gc_fail(MPI_ERR_TYPE, fn, "the datatype's layout is not taken on a CUDA stream "
+                       "(a kind MPI_Type_get_contents does not describe, or more than 4096 "
+                       "stream copies per call)");
     }
     ret = gc_comm_take_error(c);
     if (MPI_SUCCESS != ret) {
@@ -552,12 +567,11 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
         gc_layout_free(&lay);
         return gc_fail(MPI_ERR_NO_MEM, fn, "no pinned host memory for the staging copies");
     }
-    /* a receive keeps its type's layout for the progress thread's copy */
+    /* a receive keeps its type's layout for its wait's copy out */
     gc_layout_free(&r->lay);
-    r->cp.lay = NULL;
     if (!send && lay.size > 0) {
         r->lay = lay;
-        r->cp.lay = &r->lay;
+        r->lay_count = (size_t) count;
         memset(&lay, 0, sizeof(lay));
     }
     memset(&r->m, 0, sizeof(r->m));
@@ -585,10 +599,15 @@ static int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MP
         r->rjob.owner = c;
         r->rjob.flag = &r->rdone;
     }
-    if (send && !byref && bytes > 0 &&
-        cudaSuccess != (lay.size > 0 ? gc_layout_copy(&lay, (size_t) count, buf, r->pin, 1, st)
-                                      : cudaMemcpyAsync(r->pin, r->user, bytes,
-                                                        cudaMemcpyDefault, st))) {
+    /* a send by value: its bytes into the staging.  A receive with gaps:
+     * its buffer's own bytes, so that the copy out after its wait leaves
+     * what a shorter message did not reach as it was */
+    if (((send && !byref) || r->lay.size > 0) && bytes > 0 &&
+        cudaSuccess != (lay.size > 0     ? gc_layout_copy(&lay, (size_t) count, buf, r->pin, 1, st)
+                        : r->lay.size > 0 ? gc_layout_copy(&r->lay, r->lay_count, buf, r->pin, 1,
+                                                           st)
+                                          : cudaMemcpyAsync(r->pin, r->user, bytes,
+                                                            cudaMemcpyDefault, st))) {
         gc_layout_free(&lay);
         return gc_fail(MPI_ERR_OTHER, fn, cudaGetErrorString(cudaGetLastError()));
     }
@@ -722,9 +741,17 @@ int MPIX_Waitall_enqueue(int count, MPI_Request array_of_requests[],
         goto fail;
     }
     /* the received bytes are in the buffers once the flag is set: the
-     * progress thread copied them there */
+     * progress thread copied them there, or packed into the staging of a
+     * receive with gaps, spread here on the stream */
     if (MPI_SUCCESS != gc_prog_stream_wait(st, &w->job, fn)) {
         return MPI_ERR_OTHER;   /* said there; w may be queued: it stays */
+    }
+    for (int i = 0; i < w->n; ++i) {
+        gc_preq_t *r = w->r[i];
+        if (!r->m.send && r->lay.size > 0 && r->lay_count > 0 &&
+            cudaSuccess != gc_layout_copy(&r->lay, r->lay_count, r->user, r->pin, 0, st)) {
+            goto fail;
+        }
     }
     if (w->persistent) {
         gc_p2p_t *p = *gc_comm_p2p(c);
@@ -750,58 +777,4 @@ int MPIX_Wait_enqueue(MPI_Request *request, MPI_Status *status)
     }
     return MPIX_Waitall_enqueue(1, request, MPI_STATUS_IGNORE == status ? MPI_STATUSES_IGNORE
                                                                         : status);
-}
-
-int MPIX_Isend_enqueue_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                         int tag, MPI_Comm comm, MPI_Request *request)
-{
-    return gc_p2p_start(1, "MPIX_Isend_enqueue", (void *) buf, count, datatype, dest, tag, comm,
-                        request);
-}
-
-int MPIX_Isend_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                       MPI_Comm comm, MPI_Request *request)
-{
-    return MPIX_Isend_enqueue_c(buf, count, datatype, dest, tag, comm, request);
-}
-
-int MPIX_Irecv_enqueue_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                         MPI_Comm comm, MPI_Request *request)
-{
-    return gc_p2p_start(0, "MPIX_Irecv_enqueue", buf, count, datatype, source, tag, comm,
-                        request);
-}
-
-int MPIX_Irecv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                       MPI_Comm comm, MPI_Request *request)
-{
-    return MPIX_Irecv_enqueue_c(buf, count, datatype, source, tag, comm, request);
-}
-
-int MPIX_Send_enqueue_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                        int tag, MPI_Comm comm)
-{
-    MPI_Request r;
-    int ret = MPIX_Isend_enqueue_c(buf, count, datatype, dest, tag, comm, &r);
-    return MPI_SUCCESS == ret ? MPIX_Wait_enqueue(&r, MPI_STATUS_IGNORE) : ret;
-}
-
-int MPIX_Send_enqueue(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm)
-{
-    return MPIX_Send_enqueue_c(buf, count, datatype, dest, tag, comm);
-}
-
-int MPIX_Recv_enqueue_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                        MPI_Comm comm, MPI_Status *status)
-{
-    MPI_Request r;
-    int ret = MPIX_Irecv_enqueue_c(buf, count, datatype, source, tag, comm, &r);
-    return MPI_SUCCESS == ret ? MPIX_Wait_enqueue(&r, status) : ret;
-}
-
-int MPIX_Recv_enqueue(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                      MPI_Comm comm, MPI_Status *status)
-{
-    return MPIX_Recv_enqueue_c(buf, count, datatype, source, tag, comm, status);
 }

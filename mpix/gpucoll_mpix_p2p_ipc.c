@@ -84,7 +84,6 @@
 #include <cuda_runtime_api.h>
 
 #include "mpix/gpucoll_mpix_ipc.h"
-#include "mpix/gpucoll_mpix_layout.h"
 
 #define GC_IPC_MAX_DEV 64
 #define GC_IPC_GONE_LOG 256   /* freed exports remembered (a slow peer skips older ones) */
@@ -561,13 +560,7 @@ static int gc_cuda_copy_start(gc_ipc_copy_t *cp, void *dst, const void *src,
     err = NULL != cp->event ? cudaSuccess
           : cudaEventCreateWithFlags((cudaEvent_t *) &cp->event, cudaEventDisableTiming);
     if (cudaSuccess == err) {
-        /* a sender by reference is contiguous: its bytes are the packed ones.
-         * Block by block: on 4x H100 the first receive spread by 2-D copies
-         * from this thread hung (s10 d/; 2-D copies from the application's
-         * thread, the collectives', did not) */
-        err = NULL != cp->lay
-              ? gc_layout_copy_blocks(cp->lay, bytes / cp->lay->size, dst, (char *) src, 0, st)
-              : cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st);
+        err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st);
     }
     if (cudaSuccess == err) {
         err = cudaEventRecord((cudaEvent_t) cp->event, st);
@@ -592,6 +585,47 @@ static int gc_cuda_copy_sync(void *dst, const void *src, size_t n, int dev, cons
     if (cudaSuccess == err) {
         /* this thread's own stream: its copies wait for nothing else */
         err = cudaStreamSynchronize(st);
+    }
+    if (cudaSuccess != err) {
+        (void) cudaGetLastError();
+        *why = cudaGetErrorString(err);
+        return -1;
+    }
+    return 0;
+}
+
+static int gc_cuda_warm(int dev, void *dev_word, void *host_word, const char **why)
+{
+    cudaStream_t st = gc_stream(dev, why);
+    cudaEvent_t ev = NULL;
+    cudaError_t err;
+
+    if (NULL == st) {
+        return -1;
+    }
+    err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (cudaSuccess == err) {
+        err = cudaMemsetAsync(dev_word, 0, 64, st);
+    }
+    if (cudaSuccess == err) {
+        err = cudaMemcpyAsync(dev_word, host_word, 64, cudaMemcpyDefault, st);
+    }
+    if (cudaSuccess == err) {
+        err = cudaMemcpyAsync(host_word, dev_word, 64, cudaMemcpyDefault, st);
+    }
+    if (cudaSuccess == err) {
+        err = cudaEventRecord(ev, st);
+    }
+    if (cudaSuccess == err) {
+        /* this thread's own stream: its work waits for nothing else */
+        err = cudaStreamSynchronize(st);
+    }
+    if (cudaSuccess == err && cudaSuccess != cudaEventQuery(ev)) {
+        err = cudaGetLastError();
+        err = cudaSuccess == err ? cudaErrorNotReady : err;
+    }
+    if (NULL != ev) {
+        (void) cudaEventDestroy(ev);
     }
     if (cudaSuccess != err) {
         (void) cudaGetLastError();
@@ -688,6 +722,7 @@ const gc_ipc_ops_t gc_ipc_cuda_ops = {
     .name = "CUDA IPC",
     .setup = gc_cuda_setup,
     .export_buf = gc_cuda_export,
+    .warm = gc_cuda_warm,
     .device_of = gc_cuda_device_of,
     .forget = gc_cuda_forget,
     .reap = gc_cuda_reap,

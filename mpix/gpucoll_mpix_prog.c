@@ -141,6 +141,86 @@ void gc_prog_post(gc_job_t *j)
     pthread_mutex_unlock(&gc_prog.lock);
 }
 
+/* The thread's first CUDA work on a device.  Why at MPIX_Stream_comm_create:
+ * on 4x H100 (docs/results/h100x4_2026-11-27_s11, test_mpix_types, a
+ * process that launched no kernel) the first receive this thread copied
+ * never completed, its stream waiting on the GPU for this very thread, in
+ * every configuration, while the receives that needed no copy of its
+ * passed; CUDA's first use of a module, or a thread's first work on a
+ * device, may wait for the device to be idle (the s9 halo's first kernel
+ * launch did).  Not yet run on a GPU.  Bounded: past limit_s the
+ * communicator is made anyway, with a warning. */
+static struct {
+    int done[64];
+    int held;                             /* a timeout left the job with the thread */
+    gc_warm_fn_t work;
+    void *dev_word[64], *host_word[64];   /* kept: a late step may still use them */
+} gc_warm;
+
+static int gc_warm_step(gc_job_t *j)
+{
+    const int dev = (int) (intptr_t) j->arg;
+    const char *why = NULL;
+    if (0 != gc_warm.work(dev, gc_warm.dev_word[dev], gc_warm.host_word[dev], &why)) {
+        fprintf(stderr, "libgpucoll: the progress thread's first CUDA work on device %d "
+                "failed: %s\n", dev, why);
+    }
+    return MPI_SUCCESS;
+}
+
+void gc_prog_warm(gc_warm_fn_t work, int rank, double limit_s)
+{
+    static volatile uint32_t flag;
+    static gc_job_t job;
+    const double limit = limit_s > 0 ? limit_s : 60.0;
+    int dev = -1;
+    double t0;
+    if (cudaSuccess != cudaGetDevice(&dev) || dev < 0 || dev >= 64) {
+        (void) cudaGetLastError();
+        return;
+    }
+    if (gc_warm.done[dev] || gc_warm.held) {
+        return;
+    }
+    if (NULL == gc_warm.dev_word[dev] && cudaSuccess != cudaMalloc(&gc_warm.dev_word[dev], 64)) {
+        gc_warm.dev_word[dev] = NULL;
+    }
+    if (NULL == gc_warm.host_word[dev] &&
+        cudaSuccess != cudaMallocHost(&gc_warm.host_word[dev], 64)) {
+        gc_warm.host_word[dev] = NULL;
+    }
+    if (NULL == gc_warm.dev_word[dev] || NULL == gc_warm.host_word[dev] ||
+        MPI_SUCCESS != gc_prog_start("MPIX_Stream_comm_create")) {
+        (void) cudaGetLastError();
+        return;   /* the first receive's copy does it, as before */
+    }
+    gc_warm.work = work;
+    memset(&job, 0, sizeof(job));
+    job.kind = GC_JOB_STEP;
+    job.step = gc_warm_step;
+    job.arg = (void *) (intptr_t) dev;
+    job.fn = "MPIX_Stream_comm_create";
+    job.flag = &flag;
+    gc_prog_post(&job);
+    t0 = gcs_clock();
+    while (1u != __atomic_load_n(&flag, __ATOMIC_ACQUIRE)) {
+        unsigned spins = 1000;   /* past spinning: this waits for CUDA, not a peer */
+        if (gcs_clock() - t0 > limit) {
+            fprintf(stderr, "MPIX_Stream_comm_create: rank %d: libgpucoll's progress thread did "
+                    "not finish its first CUDA work on device %d within %.0f s; point-to-point "
+                    "receives may wait for it\n", rank, dev, gcs_clock() - t0);
+            gc_warm.held = 1;
+            return;
+        }
+        gcs_pause(&spins);
+    }
+    gc_warm.done[dev] = 1;
+    if (gc_verbose()) {
+        fprintf(stderr, "gpucoll: rank %d: the progress thread's first CUDA work on device %d "
+                "took %.1f ms\n", rank, dev, (gcs_clock() - t0) * 1e3);
+    }
+}
+
 /* the host-side wait of the fallback: a host function that waits (see
  * the top of the file for why this is the fallback only) */
 static void gc_flag_wait_fn(void *arg)

@@ -12,11 +12,13 @@
  *     24 bytes), folded with a user op;
  *   - allgather and alltoall whose send side is plain MPI_INT and whose
  *     receive side is the vector (the same type signature);
+ *   - point to point only: the vector sent into plain MPI_INT, and a short
+ *     message (3 ints into a vector of 6: the rest must stay as it was);
  * in place and not, eagerly and captured into a CUDA graph (replayed with
- * new inputs).  Point to point on such types is refused at once with a
- * clear error unless GPUCOLL_STREAM_P2P_GAPS=1 turns its packed path on
- * (then it is compared as the collectives are).  No kernel: the CUDA stand-ins run it too (make check).
- * "multiple": the same under MPI_Init_thread(MPI_THREAD_MULTIPLE).
+ * new inputs); send/recv around a ring.  No kernel: the CUDA stand-ins run
+ * it too (make check).
+ * "multiple": the same under MPI_Init_thread(MPI_THREAD_MULTIPLE); "p2p":
+ * point to point only.
  * Prints "test_mpix_types: N passed, N failed" on rank 0; 77 without a
  * CUDA device.
  */
@@ -28,10 +30,6 @@
 #include <cuda_runtime_api.h>
 
 static int rank, size, passed, failed;
-/* point to point on types with gaps: GPUCOLL_STREAM_P2P_GAPS=1 turns the
- * packed path on; else each call must refuse at once (REFUSED) */
-static int p2p_gaps;
-enum { REFUSED = -77 };
 static cudaStream_t stream;
 static MPI_Comm sc;
 
@@ -59,7 +57,13 @@ typedef struct {
     int count;
     MPI_Op op;
     int ints;                 /* values are ints (else the struct's int + double) */
+    int scount;               /* send count where not count * scount_mul: point to point only */
 } tcase_t;
+
+static int send_count(const tcase_t *x)
+{
+    return x->scount > 0 ? x->scount : x->count * x->scount_mul;
+}
 
 typedef struct {
     int a;
@@ -144,7 +148,7 @@ static int call(int c, const tcase_t *x, int in_place, void *s, void *r, int ref
 {
     const int n = x->count, root = (1 + c) % size;
     MPI_Datatype st = x->st;
-    const int sn = n * x->scount_mul;
+    const int sn = send_count(x);
     const void *sb = in_place ? MPI_IN_PLACE : s;
     if (ref && x->ints && (C_ALLREDUCE == c || C_REDUCE == c || C_RSB == c)) {
         return ref_packed(c, x, in_place, s, r, cm);
@@ -174,15 +178,6 @@ static int call(int c, const tcase_t *x, int in_place, void *s, void *r, int ref
         if (ref) {
             return MPI_Sendrecv(s, sn, st, to, 3, r, n, x->t, from, 3, cm, MPI_STATUS_IGNORE);
         }
-        if (!p2p_gaps) {
-            /* refused at once, on every rank alike, leaving no request */
-            const int e1 = MPIX_Irecv_enqueue(r, n, x->t, from, 3, cm, &q[0]);
-            const int e2 = x->st != MPI_INT ? MPIX_Isend_enqueue(s, sn, st, to, 3, cm, &q[1])
-                                            : MPI_ERR_TYPE;
-            return MPI_SUCCESS != e1 && MPI_SUCCESS != e2 && MPI_REQUEST_NULL == q[0] &&
-                           MPI_REQUEST_NULL == q[1]
-                       ? REFUSED : MPI_ERR_OTHER;
-        }
         if (MPI_SUCCESS != MPIX_Irecv_enqueue(r, n, x->t, from, 3, cm, &q[0]) ||
             MPI_SUCCESS != MPIX_Isend_enqueue(s, sn, st, to, 3, cm, &q[1])) {
             return MPI_ERR_OTHER;
@@ -206,10 +201,10 @@ static void blocks(int c, const tcase_t *x, int in_place, int *sblocks, int *rbl
 static void run(int c, const tcase_t *x, int in_place, int graph)
 {
     const int n = x->count;
-    int sblocks, rblocks, ok = 1, bad_at = -1, refused = 0;
+    int sblocks, rblocks, ok = 1, bad_at = -1;
     MPI_Aint slb, rlb;
     blocks(c, x, in_place, &sblocks, &rblocks);
-    const size_t sspan = span_of(x->st, n * x->scount_mul * (sblocks ? sblocks : 1), &slb);
+    const size_t sspan = span_of(x->st, send_count(x) * (sblocks ? sblocks : 1), &slb);
     const size_t rspan = span_of(x->t, n * rblocks, &rlb);
     char *hs = malloc(sspan + 1), *hr = malloc(rspan + 1), *ref = malloc(rspan + 1);
     char *got = malloc(rspan + 1), *ds = NULL, *dr = NULL;
@@ -227,19 +222,14 @@ static void run(int c, const tcase_t *x, int in_place, int graph)
     for (int k = 0; k < (graph ? 2 : 1) && ok; ++k) {
         memset(hs, POISON_SEND, sspan + 1);
         memset(hr, POISON, rspan + 1);
-        fill(hs - slb, x->st, n * x->scount_mul * (sblocks ? sblocks : 1), x->ints, rank, k);
+        fill(hs - slb, x->st, send_count(x) * (sblocks ? sblocks : 1), x->ints, rank, k);
         fill(hr - rlb, x->t, n * rblocks, x->ints, rank + 50, k);
         CUDA_OK(cudaMemcpyAsync(ds, hs, sspan + 1, cudaMemcpyHostToDevice, stream));
         CUDA_OK(cudaMemcpyAsync(dr, hr, rspan + 1, cudaMemcpyHostToDevice, stream));
         if (graph) {
             CUDA_OK(cudaGraphLaunch(ge, stream));
         } else {
-            const int ret = call(c, x, in_place, ds - slb, dr - rlb, 0, sc);
-            if (REFUSED == ret) {
-                refused = 1;
-                break;
-            }
-            ok = MPI_SUCCESS == ret;
+            ok = MPI_SUCCESS == call(c, x, in_place, ds - slb, dr - rlb, 0, sc);
         }
         CUDA_OK(cudaMemcpyAsync(got, dr, rspan + 1, cudaMemcpyDeviceToHost, stream));
         CUDA_OK(cudaStreamSynchronize(stream));
@@ -269,9 +259,8 @@ static void run(int c, const tcase_t *x, int in_place, int graph)
         MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
         all ? ++passed : ++failed;
         if (0 == rank) {
-            printf("%s %s, %s%s%s%s\n", all ? "PASS" : "FAIL", cname[c], x->name,
-                   in_place ? ", in place" : "", graph ? ", graph" : "",
-                   refused ? ": refused at once with a clear error, no request left" : "");
+            printf("%s %s, %s%s%s\n", all ? "PASS" : "FAIL", cname[c], x->name,
+                   in_place ? ", in place" : "", graph ? ", graph" : "");
         }
     }
     CUDA_OK(cudaFree(ds));
@@ -288,7 +277,7 @@ int main(int argc, char **argv)
     MPI_Info info;
     MPIX_Stream s;
     MPI_Op psum;
-    int ndev = 0, provided = -1;
+    int ndev = 0, provided = -1, only_p2p = 0;
 
     if (argc > 1 && 0 == strcmp(argv[1], "multiple")) {
         /* a program that asks for threads takes the same path for these types */
@@ -299,9 +288,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Query_thread(&provided);
-    {
-        const char *g = getenv("GPUCOLL_STREAM_P2P_GAPS");
-        p2p_gaps = NULL != g && atoi(g) > 0;
+    for (int i = 1; i < argc; ++i) {
+        only_p2p |= 0 == strcmp(argv[i], "p2p");
     }
     if (cudaSuccess != cudaGetDeviceCount(&ndev) || 0 == ndev) {
         if (0 == rank) {
@@ -347,6 +335,9 @@ int main(int argc, char **argv)
         { "struct {int; double} resized to 24 x 3, user op", pr, pr, 1, 3, psum, 0 },
         { "vector resized (lb -8, extent 52) x 2, MPI_MAX", vec_r, vec_r, 1, 2, MPI_MAX, 1 },
         { "send MPI_INT x 6, receive the vector", vec, MPI_INT, 6, 1, MPI_SUM, 1 },
+        { "send the vector x 2, receive MPI_INT x 12", MPI_INT, vec, 1, 12, MPI_SUM, 1, 2 },
+        { "send MPI_INT x 3, receive the vector x 1 (a short message)", vec, MPI_INT, 3, 1,
+          MPI_SUM, 1, 3 },
     };
     const int ncase = (int) (sizeof(cases) / sizeof(cases[0]));
     for (int k = 0; k < ncase; ++k) {
@@ -355,13 +346,20 @@ int main(int argc, char **argv)
             if (cases[k].st != cases[k].t && (reduces || C_BCAST == c)) {
                 continue;   /* one datatype for both sides */
             }
-            if (C_SENDRECV == c && 1 == size) {
+            if ((C_SENDRECV == c && 1 == size) ||
+                ((cases[k].scount > 0 || only_p2p) && C_SENDRECV != c)) {
                 continue;
             }
             run(c, &cases[k], 0, 0);
             if (C_BCAST != c && C_SENDRECV != c && cases[k].st == cases[k].t) {
                 run(c, &cases[k], 1, 0);
             }
+        }
+        if (size > 1) {
+            run(C_SENDRECV, &cases[k], 0, 1);
+        }
+        if (cases[k].scount > 0 || only_p2p) {
+            continue;
         }
         run(C_ALLGATHER, &cases[k], 0, 1);
         if (cases[k].st == cases[k].t) {
