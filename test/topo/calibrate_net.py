@@ -170,8 +170,8 @@ def main():
     p.add_argument("--nodes", type=int, default=2)
     p.add_argument("--gpus-per-node", type=int, default=1)
     p.add_argument("--coll", help="the collective (default: the table's)")
-    p.add_argument("--channels", type=int, default=8,
-                   help="the run's coll_gpu_net_channels (default 8, the runtime's; a rank's "
+    p.add_argument("--channels", type=int, default=16,
+                   help="the run's coll_gpu_net_channels (default 16, the runtime's; a rank's "
                    "CPUs cap it)")
     p.add_argument("--slot-bytes", type=int, default=4 << 20)
     p.add_argument("--direct", action="store_true")
