@@ -143,12 +143,16 @@ void gc_prog_post(gc_job_t *j)
 
 /* The thread's first CUDA work on a device.  Why at MPIX_Stream_comm_create:
  * on 4x H100 (docs/results/h100x4_2026-11-27_s11, test_mpix_types, a
- * process that launched no kernel) the first receive this thread copied
- * never completed, its stream waiting on the GPU for this very thread, in
- * every configuration, while the receives that needed no copy of its
- * passed; CUDA's first use of a module, or a thread's first work on a
- * device, may wait for the device to be idle (the s9 halo's first kernel
- * launch did).  Not yet run on a GPU.  Bounded: past limit_s the
+ * process that launched no kernel) the first receive this thread was to
+ * copy never completed, in every configuration, while every receive that
+ * needed no copy of its passed.  The peer's thread, alive, timed out
+ * waiting for this rank's next message, which this thread, the one that
+ * carries the rank's messages, never sent on; nor did it reach the CUDA
+ * IPC open that follows its stream's creation.  So the thread's first CUDA
+ * call (its stream) waited, likely for the device to be idle, which it
+ * never is while the application's stream waits on the GPU for this very
+ * thread: CUDA's first use of a module may wait so (the s9 halo's first
+ * kernel launch did).  Not yet run on a GPU.  Bounded: past limit_s the
  * communicator is made anyway, with a warning. */
 static struct {
     int done[64];
