@@ -78,6 +78,25 @@ typedef struct {
     gpu_op_t op;
 } mca_coll_gpu_v_args_t;
 
+/* alltoall(v,w)'s send side given as NULL, not in place: MPI lets a rank
+ * that sends nothing pass it (and Open MPI's MPI_BOTTOM is NULL).  The
+ * hierarchy reads a NULL send buffer as in place, so the receive buffer
+ * stands for it where every send length is 0: nothing is read from it.
+ * With data it is MPI_BOTTOM with absolute displacements: staged (0). */
+static int mca_coll_gpu_v_null_send(int n, mca_coll_gpu_v_args_t *v)
+{
+    if (NULL != v->sbuf) {
+        return 1;
+    }
+    for (int q = 0; q < n; ++q) {
+        if (0 != v->len[q]) {
+            return 0;
+        }
+    }
+    v->sbuf = v->rbuf;
+    return 1;
+}
+
 static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a,
                                mca_coll_gpu_v_args_t *v)
 {
@@ -141,10 +160,9 @@ static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
         v->rbuf = a->rbuf;
         v->mine = 0;
         /* in place: the receive layout is both sides (sbuf NULL for the
-         * hierarchy, which sends out of a copy); MPI_BOTTOM is NULL too and
-         * stages, as alltoallw's does */
-        if ((!in_place && NULL == a->sbuf) || NULL == a->rbuf ||
-            !mca_coll_gpu_geom(a->rdtype, &rg) ||
+         * hierarchy, which sends out of a copy); a NULL send buffer that
+         * is not in place is taken below only where it sends nothing */
+        if (NULL == a->rbuf || !mca_coll_gpu_geom(a->rdtype, &rg) ||
             !mca_coll_gpu_v_bytes(&rg, n, uni ? NULL : a->rcounts, a->rcount,
                                   uni ? NULL : a->rdispls, v->rlen, v->rdispl)) {
             return 0;
@@ -156,13 +174,15 @@ static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
         }
         return mca_coll_gpu_geom(a->sdtype, &sg) &&
                mca_coll_gpu_v_bytes(&sg, n, uni ? NULL : a->scounts, a->scount,
-                                    uni ? NULL : a->sdispls, v->len, v->displ);
+                                    uni ? NULL : a->sdispls, v->len, v->displ) &&
+               mca_coll_gpu_v_null_send(n, v);
     }
     case MCA_COLL_GPU_ARGS_ALLTOALLW:
         /* in place: the receive side is both (sbuf NULL for the hierarchy).
-         * MPI_BOTTOM (absolute displacements) is NULL too, so it stages:
-         * taken for in place it sent the receive buffer's poison (4x H100) */
-        if ((MPI_IN_PLACE != a->sbuf && NULL == a->sbuf) || NULL == a->rbuf) {
+         * MPI_BOTTOM (absolute displacements) is NULL too: with data it
+         * stages (taken for in place it sent the receive buffer's poison on
+         * 4x H100), without it the receive buffer stands for it */
+        if (NULL == a->rbuf) {
             return 0;
         }
         v->uniform = 0;
@@ -170,7 +190,8 @@ static int mca_coll_gpu_v_args(mca_coll_gpu_module_t *m, const mca_coll_gpu_args
         v->rbuf = a->rbuf;
         v->mine = 0;
         return (MPI_IN_PLACE == a->sbuf ||
-                mca_coll_gpu_w_bytes(n, a->scounts, a->sdispls, a->sdtypes, v->len, v->displ)) &&
+                (mca_coll_gpu_w_bytes(n, a->scounts, a->sdispls, a->sdtypes, v->len, v->displ) &&
+                 mca_coll_gpu_v_null_send(n, v))) &&
                mca_coll_gpu_w_bytes(n, a->rcounts, a->rdispls, a->rdtypes, v->rlen, v->rdispl);
     case MCA_COLL_GPU_ARGS_REDUCE_SCATTER:
         /* counts as elements, in len; the input is every block, in place in rbuf */

@@ -194,6 +194,20 @@ if [ -x "$B/test/mpi/test_null_sides" ]; then
     fi
     rm -rf "$tf"
   done
+  # across 2 virtual nodes alltoallv with a NULL send side of count 0 runs on the hierarchy
+  # (the receive buffer stands for it there); before, every rank staged it
+  if [ -n "$HIER_CFGS" ]; then
+    tf=$(mktemp -d)
+    out=$($MPIRUN --bind-to none -np 4 --mca coll_gpu_virtual_nodes 2 --mca coll_gpu_timing_file "$tf/t" \
+      "$B/test/mpi/test_null_sides" 2>&1)
+    if echo "$out" | grep -q '^[1-9][0-9]* passed, 0 failed$' &&
+       cat "$tf"/t.* 2>/dev/null | grep -qE '"coll":"alltoallv","algo":"hier pairs'; then
+      pass=$((pass+1)); echo "PASS 2 virtual nodes: NULL send side of alltoallv on the hierarchy, $(echo "$out" | grep ' failed$' | tail -1)"
+    else
+      fail=$((fail+1)); echo "FAIL 2 virtual nodes: NULL send side of alltoallv (not hierarchical, or wrong)"; echo "$out" | grep -E 'FAIL|failed' | head -5
+    fi
+    rm -rf "$tf"
+  fi
 fi
 # gather(v), scatter(v), allgatherv, alltoall(v), reduce_scatter, (ex)scan across 2 and 4
 # virtual nodes: the
