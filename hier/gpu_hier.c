@@ -166,10 +166,17 @@ gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_
         GPU_CUDA_CHECK(cudaMalloc((void **) &h->slots, slot * (size_t) (h->p.nslots + 1)),
                       err_events);
     } else {
-        GPU_CUDA_CHECK(cudaHostAlloc((void **) &h->slots, slot * (size_t) (h->p.nslots + 1),
-                                    cudaHostAllocPortable), err_events);
+        /* with the device fold, an area per slot for the peer's slice, which
+         * the fold kernel reads straight from host memory (pinned memory is
+         * mapped under unified addressing) */
+        const size_t nslot = (size_t) h->p.nslots * (h->p.device_fold ? 2 : 1) + 1;
+        GPU_CUDA_CHECK(cudaHostAlloc((void **) &h->slots, slot * nslot,
+                                     cudaHostAllocPortable |
+                                         (h->p.device_fold ? cudaHostAllocMapped : 0)),
+                       err_events);
     }
     h->fold = h->slots + slot * (size_t) h->p.nslots;
+    h->peer = !direct && h->p.device_fold ? h->fold + slot : NULL;
     if (h->nchan > 1 && GPU_OK != (st = gpu_hier_chan_start(h))) {
         goto err_slots;
     }
@@ -252,6 +259,12 @@ void gpu_hier_model_of(const gpu_hier_t *h, gpu_hier_model_t *m)
     m->alpha_s = h->p.alpha_s;
     m->beta_Bps = h->p.beta_Bps;
     m->algo = h->p.algo;
+    m->device_fold = NULL != h->peer;
+}
+
+char *gpu_hier_peer_slot(const gpu_hier_t *h, const char *slot)
+{
+    return h->peer + (slot - h->slots);
 }
 
 void gpu_hier_group(gpu_hier_t *h, gpu_inter_group_t *g)
@@ -364,7 +377,9 @@ out:
 gpu_status_t gpu_hier_stage_up(gpu_hier_t *h, const gpu_hier_stage_t *s, size_t k)
 {
     const size_t ns = (size_t) h->p.nslots;
-    gpu_status_t st = gpu_hier_copy(h, s, k, 1, h->slots + (k % ns) * h->p.slot_bytes);
+    char *slot = h->slots + (k % ns) * h->p.slot_bytes;
+    gpu_status_t st = NULL != s->up ? s->up(s->arg, k, slot, h->up_stream)
+                                    : gpu_hier_copy(h, s, k, 1, slot);
     if (GPU_OK == st) {
         GPU_CUDA_CHECK(cudaEventRecord(h->up_ev[k % ns], h->up_stream), out);
     }

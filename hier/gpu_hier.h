@@ -65,6 +65,8 @@ typedef struct {
     gpu_inter_algo_t algo;
     int order_legacy;     /* wait for the application's legacy-stream work */
     int channels;         /* staged: slices moved and folded by this many threads at once */
+    int device_fold;      /* staged allreduce between 2 nodes: the channels only swap the
+                             slices; a kernel folds the peer's from pinned host memory */
 } gpu_hier_params_t;
 
 typedef struct gpu_hier gpu_hier_t;

@@ -209,6 +209,9 @@ gpu_status_t gpu_hier_choose(const gpu_hier_model_t *s, gpu_hier_coll_t coll, si
     if (GPU_INTER_OP_ALLREDUCE == c->net) {
         c->algo = gpu_inter_allreduce_choice(&g, c->net_slice);
         c->algo_last = gpu_inter_allreduce_choice(&g, c->net_last);
+        /* two nodes swap their slices in one round: a kernel folds them */
+        c->device_fold = s->device_fold && 2 == s->nnodes && GPU_INTER_RD == c->algo &&
+                         GPU_INTER_RD == c->algo_last;
     }
     return GPU_OK;
 }
@@ -262,7 +265,8 @@ void gpu_hier_label(const gpu_hier_choice_t *c, char *buf, size_t len)
         snprintf(net, sizeof(net), "%s (last slice %s)", gpu_hier_net_name(c->net, c->algo),
                  gpu_hier_net_name(c->net, c->algo_last));
     } else {
-        snprintf(net, sizeof(net), "%s", gpu_hier_net_name(c->net, c->algo));
+        snprintf(net, sizeof(net), "%s%s", gpu_hier_net_name(c->net, c->algo),
+                 c->device_fold ? " (device fold)" : "");
     }
     snprintf(buf, len, "hier %s: %s%s%s%s%s%s", c->rails ? "rails" : c->pairs ? "pairs" : "leaders",
                  gpu_hier_step_name(c->before), GPU_HIER_STEP_NONE != c->before ? "/" : "", net,

@@ -68,6 +68,7 @@ typedef struct {
     double alpha_s;       /* the inter-node model (coll_gpu_net_latency_us, _bandwidth) */
     double beta_Bps;
     gpu_inter_algo_t algo;   /* coll_gpu_net_algorithm */
+    int device_fold;      /* staged, coll_gpu_net_device_fold: 2 nodes' allreduce folds on the GPU */
 } gpu_hier_model_t;
 
 /* an intra-node step, run by the node's engine */
@@ -102,6 +103,7 @@ typedef struct {
     int fold_after;                /* scan, exscan: the carry folded into every result */
     int copy_after;                /* reduce_scatter_block: the caller's block copied out;
                                       allgatherv: every block out of the node regions */
+    int device_fold;               /* allreduce of 2 nodes: slices swapped, folded by a kernel */
 } gpu_hier_choice_t;
 
 /* the slot gpu_hier_create makes of coll_gpu_net_slot_bytes: at least 64 KiB,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine/gpu_plan.h"
+#include "kernels/gpu_kernels.h"
 
 typedef enum { GPU_NET_ALLREDUCE, GPU_NET_BCAST, GPU_NET_REDUCE } gpu_net_kind_t;
 
@@ -17,6 +18,7 @@ typedef struct {
     gpu_op_t op;
     gpu_dtype_t dt;
     int root;            /* member index for bcast/reduce */
+    gpu_hier_t *h;       /* the device fold's: its areas and its stream */
 } gpu_range_t;
 
 static size_t gpu_slice_len(size_t total, size_t slice, size_t k)
@@ -43,12 +45,36 @@ static gpu_status_t gpu_range_net(void *arg, size_t k, char *slot, gpu_inter_gro
     const size_t len = gpu_slice_len(r->bytes, r->slice, k);
     switch (r->kind) {
     case GPU_NET_ALLREDUCE:
+        if (NULL != r->h) {   /* the device fold: the slices swapped, nothing folded here */
+            return gpu_inter_swap(g, slot, gpu_hier_peer_slot(r->h, slot), len);
+        }
         return gpu_inter_allreduce(g, slot, len / gpu_dtype_size(r->dt), r->op, r->dt);
     case GPU_NET_BCAST:
         return gpu_inter_bcast(g, slot, len, r->root);
     default:
         return gpu_inter_reduce(g, slot, len / gpu_dtype_size(r->dt), r->op, r->dt, r->root);
     }
+}
+
+/* The device fold's way back: the rank's own slice (in place in dev, else
+ * copied there from src first) folded with the peer's, which the kernel
+ * reads from the pinned area the network filled.  own op peer, as the
+ * host fold of recursive doubling does, so both ways give the same bits. */
+static gpu_status_t gpu_range_up(void *arg, size_t k, char *slot, cudaStream_t stream)
+{
+    gpu_range_t *r = arg;
+    const size_t len = gpu_slice_len(r->bytes, r->slice, k);
+    char *dev = r->dev + k * r->slice;
+    if (NULL != r->src) {
+        const cudaError_t e = cudaMemcpyAsync(dev, r->src + k * r->slice, len,
+                                              cudaMemcpyDefault, stream);
+        if (cudaSuccess != e) {
+            GPU_ERROR("device fold: copy of slice %zu: %s", k, cudaGetErrorString(e));
+            return GPU_ERR_CUDA;
+        }
+    }
+    return gpu_kernel_reduce_local(dev, gpu_hier_peer_slot(r->h, slot),
+                                   len / gpu_dtype_size(r->dt), r->op, r->dt, stream);
 }
 
 static gpu_status_t gpu_hier_range(gpu_hier_t *h, gpu_range_t *r)
@@ -63,6 +89,14 @@ static gpu_status_t gpu_hier_range(gpu_hier_t *h, gpu_range_t *r)
     r->slice = gpu_hier_slice(h, r->bytes, esz);
     s.nslices = (r->bytes + r->slice - 1) / r->slice;
     gpu_hier_group(h, &g);
+    /* as gpu_hier_choose labels it (two members, recursive doubling: one
+     * swap), for a pair the kernels fold */
+    if (GPU_NET_ALLREDUCE == r->kind && NULL != h->peer && 2 == g.n &&
+        GPU_INTER_RD == gpu_inter_allreduce_choice(&g, r->slice) &&
+        gpu_kernel_supported(r->op, r->dt)) {
+        r->h = h;
+        s.up = gpu_range_up;
+    }
     return gpu_hier_pipeline(h, &g, &s);
 }
 

@@ -42,6 +42,7 @@ struct gpu_hier {
     cudaEvent_t up_ev[GPU_HIER_MAX_SLOTS];     /* a slot's copy out done */
     char *slots;             /* nslots * slot_bytes: pinned host, or device when direct */
     char *fold;              /* slot_bytes of fold space, same memory as slots */
+    char *peer;              /* device fold: nslots * slot_bytes, the peer's slices (pinned) */
     char *dvec;              /* device temporary for reduce / reduce_scatter */
     size_t dvec_bytes;
     char *dvec_old[GPU_HIER_DVEC_OLD];   /* outgrown, freed with the hierarchy */
@@ -62,13 +63,19 @@ typedef struct gpu_hier_copy {
 /* One inter-node stage cut into slices.  copies() lists (at most nranks + 1
  * entries), for slice k, what
  * goes into the slot before the network (up = 0) or back out after it
- * (up = 1); net() runs the inter-node algorithm on the slot. */
+ * (up = 1); net() runs the inter-node algorithm on the slot.  up(), where
+ * set, replaces the copies out: it queues slice k's way back onto the
+ * device on stream (the device fold), on the calling thread. */
 typedef struct {
     size_t nslices;
     int (*copies)(void *arg, size_t k, int up, gpu_hier_copy_t *c);
     gpu_status_t (*net)(void *arg, size_t k, char *slot, gpu_inter_group_t *g);
+    gpu_status_t (*up)(void *arg, size_t k, char *slot, cudaStream_t stream);
     void *arg;
 } gpu_hier_stage_t;
+
+/* the device fold's area for the slice in slot (h->peer, same index) */
+char *gpu_hier_peer_slot(const gpu_hier_t *h, const char *slot);
 
 /* a group of one rank per node (members[node]) for this call */
 void gpu_hier_group(gpu_hier_t *h, gpu_inter_group_t *g);

@@ -197,6 +197,17 @@ static gpu_status_t gpu_allreduce_rd(gpu_inter_group_t *g, char *b, size_t count
     return st;
 }
 
+gpu_status_t gpu_inter_swap(gpu_inter_group_t *g, const void *sbuf, void *rbuf, size_t bytes)
+{
+    if (2 != g->n) {
+        GPU_ERROR("inter swap: %d members, not 2", g->n);
+        return GPU_ERR_INVALID;
+    }
+    /* recursive doubling's one round, its fold left to the caller */
+    return gpu_xfer(g, GPU_PH_RD, 1 - g->me, sbuf, bytes, 1 - g->me, rbuf, bytes,
+                    "inter-node swap (device fold)");
+}
+
 gpu_status_t gpu_inter_allreduce(gpu_inter_group_t *g, void *buf, size_t count, gpu_op_t op,
                                  gpu_dtype_t dt)
 {

@@ -63,6 +63,9 @@ typedef struct {
 
 gpu_status_t gpu_inter_allreduce(gpu_inter_group_t *g, void *buf, size_t count, gpu_op_t op,
                                  gpu_dtype_t dt);
+/* two members: each sends sbuf and receives the other's bytes into rbuf
+ * (an allreduce whose fold the caller does elsewhere: on the GPU) */
+gpu_status_t gpu_inter_swap(gpu_inter_group_t *g, const void *sbuf, void *rbuf, size_t bytes);
 /* seg_off/seg_count in elements, one per member */
 gpu_status_t gpu_inter_reduce_scatter(gpu_inter_group_t *g, void *buf, const size_t *seg_off,
                                       const size_t *seg_count, gpu_op_t op, gpu_dtype_t dt);

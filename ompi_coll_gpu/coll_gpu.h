@@ -109,6 +109,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long net_slot_bytes;
     int net_slots;
     int net_channels;
+    int net_device_fold;
     unsigned long net_rndv_thresh;
     int net_direct;
     int net_algorithm;

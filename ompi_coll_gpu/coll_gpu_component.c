@@ -98,6 +98,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .net_slot_bytes = GPU_HIER_SLOT_BYTES_DEFAULT,
     .net_slots = 4,
     .net_channels = GPU_HIER_CHANNELS_DEFAULT,
+    .net_device_fold = 0,
     .net_rndv_thresh = 65536,
     .net_direct = -1,
     .net_algorithm = 0,
@@ -385,6 +386,11 @@ static int mca_coll_gpu_register(void)
                      "capped by the CPUs the process may run on (bind ranks to a socket or NUMA "
                      "node, not a core, to use them); 1: the calling thread does it all",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->net_channels);
+    mca_coll_gpu_reg("net_device_fold", "Staged allreduce (and reduce_scatter) between 2 "
+                     "nodes: the channel threads only swap each slice over the network and a "
+                     "kernel folds the peer's slice, read from pinned host memory, into the "
+                     "output, instead of a host fold and a copy back (1; 0: host folds)",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->net_device_fold);
     mca_coll_gpu_reg("net_rndv_thresh", "Bytes from which the inter-node stage's UCX messages "
                      "use rendezvous (UCX RNDV_THRESH of coll/gpu's own UCX context; the "
                      "environment's UCX_RNDV_THRESH wins); below it they are sent eagerly from the "

@@ -291,6 +291,7 @@ static int mca_coll_gpu_hier_build(mca_coll_gpu_module_t *m, const int *node_of,
               : 2 == c->net_algorithm ? GPU_INTER_RD : GPU_INTER_AUTO;
     hp.order_legacy = MCA_COLL_GPU_ORDER_EVERY_CALL == c->stream_order;
     hp.channels = m->nnets;
+    hp.device_fold = c->net_device_fold > 0;
     if (!mca_coll_gpu_all_ok(m, GPU_OK == gpu_hier_create(m->node_engine, &gpu_ucx_net_ops,
                                                           m->nets, gpu_ucx_direct(m->net),
                                                           &layout, &hp, &m->hier))) {

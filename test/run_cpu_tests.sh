@@ -271,9 +271,15 @@ fi
 # slot copies on the CUDA runtime stand-in), against the calling thread alone
 if [ -x "$B/test/mpi/test_hier_chan" ]; then
   for cfg in "tcp,self 2 1" "tcp,self 3 4" "sm,self 2 8" "sm,self 4 4" "sm,self 3 2 262144" \
-             "tcp,self 2 4 65536 threads" "sm,self 3 2 65536 threads"; do
+             "tcp,self 2 4 65536 threads" "sm,self 3 2 65536 threads" \
+             "sm,self 2 4 65536 devfold" "tcp,self 2 1 262144 devfold" "sm,self 3 4 65536 devfold"; do
     set -- $cfg
-    run "staged pipeline, $3 channel(s), UCX_TLS=$1, np $2${4:+, slots of $4 bytes}${5:+, two hierarchies on two threads with workers of their own}" env UCX_TLS=$1 LD_LIBRARY_PATH=$B/test/fake/rt:$B/test/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} $MPIRUN --oversubscribe -np $2 "$B/test/mpi/test_hier_chan" $3 $4 $5
+    case "$5" in
+      threads) what=", two hierarchies on two threads with workers of their own" ;;
+      devfold) what=", the fold on the way back to the device (coll_gpu_net_device_fold)" ;;
+      *) what="" ;;
+    esac
+    run "staged pipeline, $3 channel(s), UCX_TLS=$1, np $2${4:+, slots of $4 bytes}$what" env UCX_TLS=$1 LD_LIBRARY_PATH=$B/test/fake/rt:$B/test/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} $MPIRUN --oversubscribe -np $2 "$B/test/mpi/test_hier_chan" $3 $4 $5
   done
 fi
 # nonblocking and persistent allreduce, bcast, reduce, allgather, reduce_scatter_block across 2

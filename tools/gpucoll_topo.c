@@ -10,7 +10,7 @@
  *                [--last-node-gpus G] [--min BYTES] [--max BYTES] [--dump out.xml]
  *                [--alpha-us A] [--beta-gbs B|topo] [--calibration FILE]
  *                [--net-algorithm 0|1|2] [--slot-bytes B] [--channels C] [--direct]
- *                [--terms COLL]
+ *                [--device-fold] [--terms COLL]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +32,8 @@ static int usage(const char *prog)
                     "[--last-node-gpus G] [--min BYTES] [--max BYTES] [--dump out.xml]\n"
                     "       [--alpha-us A] [--beta-gbs B|topo] [--calibration FILE] "
                     "[--net-algorithm 0|1|2]\n"
-                    "       [--slot-bytes B] [--channels C] [--direct] [--terms COLL]\n", prog);
+                    "       [--slot-bytes B] [--channels C] [--direct] [--device-fold] "
+                    "[--terms COLL]\n", prog);
     return 2;
 }
 
@@ -88,6 +89,10 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--direct")) {
             o.direct = 1;
+            continue;
+        }
+        if (!strcmp(a, "--device-fold")) {   /* coll_gpu_net_device_fold 1 */
+            o.hm.device_fold = 1;
             continue;
         }
         if (NULL == v) {
@@ -169,6 +174,7 @@ int main(int argc, char **argv)
     /* a transport that takes device memory folds on the calling thread: one channel */
     o.hm.nchan = o.direct ? 1 : chans;
     o.hm.algo = 1 == algo ? GPU_INTER_RING : 2 == algo ? GPU_INTER_RD : GPU_INTER_AUTO;
+    o.hm.device_fold = o.hm.device_fold && !o.direct;   /* staged only */
     if (o.beta_topo) {
         beta_gbs = gpucoll_topo_rail_gbps(&node, &plan);
         if (beta_gbs <= 0) {

@@ -9,8 +9,11 @@
  * outputs are poisoned first and the bytes past every output checked.
  * With "threads", two hierarchies whose endpoints have UCX workers of their
  * own (as under MPI_THREAD_MULTIPLE) run the same calls at once on two
- * threads.
- * Usage: mpirun -np N test_hier_chan CHANNELS [SLOT_BYTES [threads]]
+ * threads.  With "devfold" (coll_gpu_net_device_fold) the allreduce of 2
+ * nodes swaps its slices and folds them on the way back to the device: the
+ * fold "kernel" here waits for its stream and folds on the host; every
+ * allreduce and reduce_scatter_block of np 2 must fold so, no other.
+ * Usage: mpirun -np N test_hier_chan CHANNELS [SLOT_BYTES [threads|devfold]]
  * Prints "N passed, N failed".
  */
 #include <mpi.h>
@@ -19,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cuda_runtime_api.h>
 
 #include "hier/gpu_hier.h"
 #include "kernels/gpu_kernels.h"
@@ -39,11 +44,11 @@
     } while (0)
 #include "ucx_transport/gpu_ucx.h"
 
-static int rank, size, stray;
+static int rank, size, stray, devfold, folds;
 
 
-/* Every node holds one rank: the hierarchy never runs a node step or a
- * device fold.  Should it, these say so and fail the run. */
+/* Every node holds one rank: the hierarchy never runs a node step, nor a
+ * device fold but with devfold.  Should it, these say so and fail the run. */
 gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_xchg_plan_t *plan,
                              gpu_op_t op, gpu_dtype_t dt, gpu_engine_req_t *req)
 {
@@ -56,10 +61,34 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
 gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t count, gpu_op_t op,
                                      gpu_dtype_t dt, void *stream)
 {
-    (void) acc, (void) x, (void) count, (void) op, (void) dt, (void) stream;
-    fprintf(stderr, "rank %d: unexpected device fold\n", rank);
-    ++stray;
-    return GPU_ERR_INVALID;
+    if (!devfold) {
+        fprintf(stderr, "rank %d: unexpected device fold\n", rank);
+        ++stray;
+        return GPU_ERR_INVALID;
+    }
+    /* in the stream's order, as a kernel: after the copy queued before it;
+     * acc may be the stand-in's device memory (reduce_scatter_block's
+     * temporary), which only copies reach */
+    const size_t len = count * gpu_dtype_size(dt);
+    char *a = malloc(len + 1), *b = malloc(len + 1);
+    stray += cudaSuccess != cudaStreamSynchronize((cudaStream_t) stream);
+    stray += cudaSuccess != cudaMemcpy(a, acc, len, cudaMemcpyDefault);
+    stray += cudaSuccess != cudaMemcpy(b, x, len, cudaMemcpyDefault);
+    stray += !gpu_reduce_host(a, b, count, op, dt);
+    stray += cudaSuccess != cudaMemcpy(acc, a, len, cudaMemcpyDefault);
+    /* a copy from pageable memory may land later on the legacy stream,
+     * which the hierarchy's streams do not wait for (as on a GPU) */
+    stray += cudaSuccess != cudaDeviceSynchronize();
+    free(a);
+    free(b);
+    __atomic_add_fetch(&folds, 1, __ATOMIC_RELAXED);
+    return GPU_OK;
+}
+
+int gpu_kernel_supported(gpu_op_t op, gpu_dtype_t dt)
+{
+    (void) op, (void) dt;
+    return 1;
 }
 
 static gpu_status_t boot_allgather(void *ctx, const void *sbuf, void *rbuf, size_t bytes)
@@ -238,6 +267,7 @@ static gpu_hier_t *make(int nchan, size_t slot, int own, uint16_t id, gpu_net_t 
     hp.alpha_s = 10e-6;
     hp.beta_Bps = 12.5e9;
     hp.channels = nchan;
+    hp.device_fold = devfold;
     const gpu_hier_layout_t layout = { .nranks = size, .rank = rank, .node_of = node_of };
     const gpu_status_t st = gpu_hier_create(NULL, &gpu_ucx_net_ops, nets, 0, &layout, &hp, &h);
     CHECK(GPU_OK == st, "hierarchy with %d channels: %s", nchan, gpu_status_string(st));
@@ -258,6 +288,7 @@ int main(int argc, char **argv)
     pthread_t t;
     int *node_of, provided, counts[2], sums[2];
 
+    devfold = argc > 3 && 0 == strcmp(argv[3], "devfold");
     MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -278,6 +309,13 @@ int main(int argc, char **argv)
         run_all(h[0]);
     }
     CHECK(0 == stray, "the hierarchy ran %d node steps or device folds", stray);
+    /* np 2 with devfold: every allreduce slice folds on the way back (the
+     * 1-element calls too); else none */
+    CHECK(devfold && 2 == size ? folds > 0 : 0 == folds, "%d device folds (devfold %d, np %d)",
+          folds, devfold, size);
+    if (devfold && 0 == rank) {
+        printf("device folds on rank 0: %d\n", folds);
+    }
     for (int j = 0; j < 2; ++j) {
         gpu_hier_destroy(h[j]);
         for (int i = 0; i < nchan && i < GPU_UCX_MAX_CHANNELS; ++i) {
