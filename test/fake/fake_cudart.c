@@ -22,7 +22,12 @@
  *     bytes are staged and lands later on the legacy stream, which a
  *     stream made with cudaStreamNonBlocking does not wait for;
  *   - cuStreamWaitValue32 (the driver's stream memory wait) holds a stream
- *     until a 32-bit word reaches a value.
+ *     until a 32-bit word reaches a value;
+ *   - a thread's first stream waits to be made while any stream waits on a
+ *     memory word: on 4x H100 (docs/results/h100x4_2026-11-27_s11) a
+ *     thread's first CUDA work stalled while the application's stream
+ *     waited on the GPU for that very thread, as if it waited for the
+ *     device to be idle (GPUCOLL_FAKE_FIRST_STREAM=0: not so).
  * Events, pointer attributes and CUDA IPC: fake_cudart_ipc.c.
  */
 #define _GNU_SOURCE
@@ -180,22 +185,46 @@ static void run_host_fn(cudaHostFn_t fn, void *arg)
     pthread_mutex_unlock(&hostq.lock);
 }
 
+/* streams held in a memory wait now (a thread's first stream waits for none) */
+static int waiting_streams;
+
 /* cuStreamWaitValue32's test: GEQ (0), EQ (1), AND (2), NOR (3) */
 static cudaError_t wait_value(const fop_t *o)
 {
     const volatile uint32_t *w = o->dst;
     const uint32_t v = (uint32_t) o->value;
     unsigned spins = 0;
+    __atomic_add_fetch(&waiting_streams, 1, __ATOMIC_ACQ_REL);
     for (;;) {
         const uint32_t x = __atomic_load_n(w, __ATOMIC_ACQUIRE);
         const int ok = 0 == o->flags ? (int32_t) (x - v) >= 0 : 1 == o->flags ? x == v
                        : 2 == o->flags ? 0 != (x & v) : 0 != ~(x | v);
         if (ok) {
+            __atomic_sub_fetch(&waiting_streams, 1, __ATOMIC_ACQ_REL);
             return cudaSuccess;
         }
         if (++spins > 64) {
             sched_yield();
         }
+    }
+}
+
+/* a thread's first stream: made once no stream waits on a memory word (as
+ * the GPU did, top of file); unbounded, as there */
+static void first_stream_of_thread(void)
+{
+    static _Thread_local int made;
+    static int on = -1;
+    if (made) {
+        return;
+    }
+    made = 1;
+    if (on < 0) {
+        const char *e = getenv("GPUCOLL_FAKE_FIRST_STREAM");
+        on = NULL == e || 0 != atoi(e);
+    }
+    while (on && 0 != __atomic_load_n(&waiting_streams, __ATOMIC_ACQUIRE)) {
+        sched_yield();
     }
 }
 
@@ -377,6 +406,7 @@ static int is_device(const void *p)
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned int flags)
 {
     FK_API();
+    first_stream_of_thread();
     struct CUstream_st *s = stream_new(flags);
     if (NULL == s) {
         return cudaErrorMemoryAllocation;
