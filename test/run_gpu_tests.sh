@@ -23,14 +23,17 @@ pass=0; fail=0
 # virtual nodes: the hierarchical path (UCX between nodes) on one host --
 # 2 nodes x 1 rank, 2 nodes x 2 ranks (2 ranks per GPU), 2 + 1 ranks
 # (uneven: leaders), 4 nodes x 1 rank, many small slices with recursive
-# doubling, TCP only, and "--mca coll gpu" alone (the node communicators
+# doubling, TCP only, the fold of 2 nodes on the device (coll_gpu_net_device_fold),
+# and "--mca coll gpu" alone (the node communicators
 # then live on the adopted fallbacks); a config word with "=" sets an
 # environment variable
 V="--mca:coll_gpu_virtual_nodes"
 HIER_CFGS="hier:test_gpu_allreduce:2:$V:2 hier:test_gpu_allreduce:4:$V:2 hier:test_gpu_allreduce:3:$V:2
 hier:test_gpu_allreduce:4:$V:4 hier:test_gpu_allreduce:4:$V:2:--mca:coll_gpu_net_slot_bytes:65536:--mca:coll_gpu_net_algorithm:2
 hier:test_gpu_colls:2:$V:2 hier:test_gpu_colls:4:$V:2 hier:test_gpu_colls:3:$V:2 hier:test_gpu_colls:4:$V:4
-hier:test_gpu_allreduce:2:$V:2:UCX_TLS=tcp,self hier:test_gpu_colls:4:--mca:coll:gpu:$V:2"
+hier:test_gpu_allreduce:2:$V:2:UCX_TLS=tcp,self hier:test_gpu_colls:4:--mca:coll:gpu:$V:2
+hier:test_gpu_allreduce:2:$V:2:--mca:coll_gpu_net_device_fold:1 hier:test_gpu_colls:2:$V:2:--mca:coll_gpu_net_device_fold:1
+hier:test_gpu_allreduce:4:$V:2:--mca:coll_gpu_net_device_fold:1 hier:test_gpu_colls:4:$V:2:--mca:coll_gpu_net_device_fold:1"
 [ "${SKIP_HIER:-0}" = 1 ] && HIER_CFGS=""
 [ "${ONLY_HIER:-0}" = 1 ] && ONLY=1
 # ONLY_SHARED=1: only the checks of ranks sharing a GPU (below)
