@@ -171,6 +171,38 @@ static void test_allreduce_switch(void)
     }
 }
 
+/* coll_gpu_net_device_fold: the fold of 2 nodes' one swap goes to the GPU,
+ * nothing else does (3+ nodes, the ring forced, the other collectives) */
+static void test_device_fold(void)
+{
+    static const gpu_hier_coll_t colls[] = { GPU_HIER_ALLREDUCE, GPU_HIER_REDUCE_SCATTER_BLOCK,
+                                             GPU_HIER_REDUCE_SCATTER, GPU_HIER_BCAST,
+                                             GPU_HIER_REDUCE, GPU_HIER_ALLGATHER };
+    for (int nodes = 2; nodes <= 4; ++nodes) {
+        for (int ring = 0; ring < 2; ++ring) {
+            for (unsigned k = 0; k < sizeof(colls) / sizeof(colls[0]); ++k) {
+                gpu_hier_model_t m = dgx16(8);
+                gpu_hier_choice_t ch;
+                char label[160];
+                const int want = 2 == nodes && !ring && k < 3;
+                m.nnodes = nodes;
+                m.nranks = nodes * 8;
+                m.nchan = GPU_HIER_CHANNELS_DEFAULT;
+                m.algo = ring ? GPU_INTER_RING : GPU_INTER_AUTO;
+                m.device_fold = 1;
+                gpu_hier_choose(&m, colls[k], 64 << 20, 4, &ch);
+                gpu_hier_label(&ch, label, sizeof(label));
+                CHECK(want == ch.device_fold && want == (NULL != strstr(label, "(device fold)")),
+                      "device fold, %d nodes%s, %s: %s (%s)", nodes, ring ? ", ring forced" : "",
+                      gpu_hier_coll_name(colls[k]), want ? "taken" : "not taken", label);
+                m.device_fold = 0;
+                gpu_hier_choose(&m, colls[k], 64 << 20, 4, &ch);
+                CHECK(!ch.device_fold, "no device fold when off: %s", gpu_hier_coll_name(colls[k]));
+            }
+        }
+    }
+}
+
 static void test_layouts(void)
 {
     gpu_hier_model_t even = dgx16(8), uneven = dgx16(7);
@@ -300,6 +332,7 @@ int main(int argc, char **argv)
     }
     test_rows();
     test_allreduce_switch();
+    test_device_fold();
     test_layouts();
     test_price();
     test_component_table();
