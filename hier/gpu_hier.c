@@ -135,6 +135,11 @@ gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_
     h->net = nets[0];
     h->direct = direct;
     h->p = *p;
+    /* the device fold's kernels loaded here, where waiting for the device
+     * is safe; without them the host folds */
+    if (h->p.device_fold && !direct && GPU_OK != gpu_kernel_fold_preload()) {
+        h->p.device_fold = 0;
+    }
     /* device folds run on the calling thread's stream: one channel there */
     h->nchan = direct || p->channels < 1 ? 1
                : (p->channels > GPU_HIER_MAX_CHANNELS ? GPU_HIER_MAX_CHANNELS : p->channels);

@@ -189,6 +189,35 @@ struct fold_launcher {
 };
 } // namespace
 
+namespace {
+/* loads a fold kernel into the current context, as its first launch would */
+struct fold_loader {
+    template <gpu_op_t OP, class T> bool run()
+    {
+        cudaFuncAttributes a;
+        return cudaSuccess == cudaFuncGetAttributes(&a, gpu_fold_kernel<OP, T>);
+    }
+};
+} // namespace
+
+extern "C" gpu_status_t gpu_kernel_fold_preload(void)
+{
+    fold_loader l;
+    for (int op = 0; op < GPU_OP_COUNT; ++op) {
+        for (int dt = 0; dt < GPU_DT_COUNT; ++dt) {
+            if (!gpu_op_dtype_valid((gpu_op_t) op, (gpu_dtype_t) dt) ||
+                gpu_dispatch((gpu_op_t) op, (gpu_dtype_t) dt, l)) {
+                continue;
+            }
+            const cudaError_t err = cudaGetLastError();
+            GPU_ERROR("loading the fold kernel (%s, %s) failed: %s", gpu_op_name((gpu_op_t) op),
+                      gpu_dtype_name((gpu_dtype_t) dt), cudaGetErrorString(err));
+            return GPU_ERR_CUDA;
+        }
+    }
+    return GPU_OK;
+}
+
 extern "C" gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t count,
                                                 gpu_op_t op, gpu_dtype_t dt, void *stream)
 {

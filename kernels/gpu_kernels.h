@@ -245,6 +245,10 @@ int gpu_kernel_supported(gpu_op_t op, gpu_dtype_t dt);
 gpu_status_t gpu_kernel_reduce_local(void *acc, const void *x, size_t count, gpu_op_t op,
                                      gpu_dtype_t dt, void *stream);
 int gpu_reduce_host(void *acc, const void *x, size_t count, gpu_op_t op, gpu_dtype_t dt);
+/* every fold kernel of gpu_kernel_reduce_local loaded now (CUDA's lazy
+ * loading may make a first launch wait for the whole device, which a call
+ * of the hierarchy's thread must never do: coll_gpu_hier_nb.c) */
+gpu_status_t gpu_kernel_fold_preload(void);
 
 /* One process's own buffers, for the op component (kernels/gpu_local.cu),
  * queued on stream, operands in the order of Open MPI's host functions:
