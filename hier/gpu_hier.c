@@ -135,8 +135,10 @@ gpu_status_t gpu_hier_create(gpu_engine_comm_t *intra, const gpu_net_ops_t *net_
     h->net = nets[0];
     h->direct = direct;
     h->p = *p;
-    /* the device fold's kernels loaded here, where waiting for the device
-     * is safe; without them the host folds */
+    /* the device fold's kernels loaded at setup, on the application's
+     * thread, not at a first launch on the hierarchy's nonblocking thread
+     * (which must never wait for the whole device); without them the host
+     * folds */
     if (h->p.device_fold && !direct && GPU_OK != gpu_kernel_fold_preload()) {
         h->p.device_fold = 0;
     }
