@@ -200,20 +200,24 @@ struct fold_loader {
 };
 } // namespace
 
+/* once per device: a hierarchy is made per communicator */
 extern "C" gpu_status_t gpu_kernel_fold_preload(void)
 {
+    static int loaded[64];
     fold_loader l;
-    for (int op = 0; op < GPU_OP_COUNT; ++op) {
-        for (int dt = 0; dt < GPU_DT_COUNT; ++dt) {
-            if (!gpu_op_dtype_valid((gpu_op_t) op, (gpu_dtype_t) dt) ||
-                gpu_dispatch((gpu_op_t) op, (gpu_dtype_t) dt, l)) {
-                continue;
-            }
-            const cudaError_t err = cudaGetLastError();
-            GPU_ERROR("loading the fold kernel (%s, %s) failed: %s", gpu_op_name((gpu_op_t) op),
-                      gpu_dtype_name((gpu_dtype_t) dt), cudaGetErrorString(err));
-            return GPU_ERR_CUDA;
-        }
+    gpu_op_t op;
+    gpu_dtype_t dt;
+    int dev = 0;
+    if (cudaSuccess == cudaGetDevice(&dev) && dev >= 0 && dev < 64 && loaded[dev]) {
+        return GPU_OK;
+    }
+    if (!gpu_dispatch_every(l, &op, &dt)) {
+        GPU_ERROR("loading the fold kernel (%s, %s) failed: %s", gpu_op_name(op),
+                  gpu_dtype_name(dt), cudaGetErrorString(cudaGetLastError()));
+        return GPU_ERR_CUDA;
+    }
+    if (dev >= 0 && dev < 64) {
+        loaded[dev] = 1;
     }
     return GPU_OK;
 }

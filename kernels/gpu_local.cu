@@ -128,23 +128,18 @@ extern "C" GPU_LOCAL_HIDDEN gpu_status_t gpu_local_reduce3(gpu_op_t op, gpu_dtyp
 extern "C" GPU_LOCAL_HIDDEN gpu_status_t gpu_local_preload(void)
 {
     local_loader l;
-    for (int op = 0; op < GPU_OP_COUNT; ++op) {
-        for (int dt = 0; dt < GPU_DT_COUNT; ++dt) {
-            if (!gpu_op_dtype_valid((gpu_op_t) op, (gpu_dtype_t) dt) ||
-                gpu_dispatch((gpu_op_t) op, (gpu_dtype_t) dt, l)) {
-                continue;
-            }
-            const cudaError_t err = cudaGetLastError();
-            if (cannot_run_here(err)) {
-                GPU_LOG(1, "the local reduction kernels cannot run on this device: %s",
-                        cudaGetErrorString(err));
-                return GPU_ERR_UNSUPPORTED;
-            }
-            GPU_ERROR("loading the local reduction kernel (%s, %s) failed: %s",
-                      gpu_op_name((gpu_op_t) op), gpu_dtype_name((gpu_dtype_t) dt),
-                      cudaGetErrorString(err));
-            return GPU_ERR_CUDA;
+    gpu_op_t op;
+    gpu_dtype_t dt;
+    if (!gpu_dispatch_every(l, &op, &dt)) {
+        const cudaError_t err = cudaGetLastError();
+        if (cannot_run_here(err)) {
+            GPU_LOG(1, "the local reduction kernels cannot run on this device: %s",
+                    cudaGetErrorString(err));
+            return GPU_ERR_UNSUPPORTED;
         }
+        GPU_ERROR("loading the local reduction kernel (%s, %s) failed: %s", gpu_op_name(op),
+                  gpu_dtype_name(dt), cudaGetErrorString(err));
+        return GPU_ERR_CUDA;
     }
     return GPU_OK;
 }

@@ -487,4 +487,22 @@ template <class V> GPU_DISPATCH_HD static bool gpu_dispatch(gpu_op_t op, gpu_dty
     }
 }
 
+/* On the host: v.run<OP, T>() for every pair MPI defines, in order, up to
+ * the first that fails (a preload of kernels: loading each one).  true when
+ * all ran; else false with that pair in *op, *dt. */
+template <class V> static bool gpu_dispatch_every(V &v, gpu_op_t *op, gpu_dtype_t *dt)
+{
+    for (int o = 0; o < GPU_OP_COUNT; ++o) {
+        for (int d = 0; d < GPU_DT_COUNT; ++d) {
+            if (gpu_op_dtype_valid((gpu_op_t) o, (gpu_dtype_t) d) &&
+                !gpu_dispatch((gpu_op_t) o, (gpu_dtype_t) d, v)) {
+                *op = (gpu_op_t) o;
+                *dt = (gpu_dtype_t) d;
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 #endif /* GPU_REDUCE_OPS_H */

@@ -602,12 +602,11 @@ int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MPI_Datat
     /* a send by value: its bytes into the staging.  A receive with gaps:
      * its buffer's own bytes, so that the copy out after its wait leaves
      * what a shorter message did not reach as it was */
-    if (((send && !byref) || r->lay.size > 0) && bytes > 0 &&
-        cudaSuccess != (lay.size > 0     ? gc_layout_copy(&lay, (size_t) count, buf, r->pin, 1, st)
-                        : r->lay.size > 0 ? gc_layout_copy(&r->lay, r->lay_count, buf, r->pin, 1,
-                                                           st)
-                                          : cudaMemcpyAsync(r->pin, r->user, bytes,
-                                                            cudaMemcpyDefault, st))) {
+    const gc_layout_t *pack = lay.size > 0 ? &lay : r->lay.size > 0 ? &r->lay : NULL;
+    if (((send && !byref) || NULL != pack) && bytes > 0 &&
+        cudaSuccess != (NULL != pack ? gc_layout_copy(pack, (size_t) count, buf, r->pin, 1, st)
+                                     : cudaMemcpyAsync(r->pin, r->user, bytes, cudaMemcpyDefault,
+                                                       st))) {
         gc_layout_free(&lay);
         return gc_fail(MPI_ERR_OTHER, fn, cudaGetErrorString(cudaGetLastError()));
     }
