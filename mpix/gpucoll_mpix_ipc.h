@@ -33,7 +33,8 @@ typedef struct {
 
 /* one copy of the progress thread into a receive buffer */
 typedef struct {
-    void *event;               /* cudaEvent_t, made on first use */
+    void *event;               /* cudaEvent_t, made by copy_prepare */
+    int event_dev;             /* the device it was made on */
     int dev;                   /* the receive buffer's device */
 } gc_ipc_copy_t;
 
@@ -50,6 +51,13 @@ typedef struct {
                       gc_ipc_ref_t *ref);
     /* application's thread: the device a copy into buf runs on */
     int (*device_of)(const void *buf);
+    /* application's thread, as a receive is enqueued: what the progress
+     * thread's copy needs made (its event, on cp->dev).  Never made on the
+     * progress thread: on 4x H100 an event made there waited, as long as
+     * the application's thread waited inside a copy to pageable memory
+     * queued behind the receive (the stream then waits for that very
+     * thread); 0, else -1 and why */
+    int (*copy_prepare)(gc_ipc_copy_t *cp, const char **why);
     /* progress thread: copy bytes into dst from src, or, with ref, from the
      * sender's buffer it names (mapped once per allocation); 0 when
      * started, 1 when not yet (its mapping is being closed: ask again),

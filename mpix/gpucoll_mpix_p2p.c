@@ -588,8 +588,13 @@ int gc_p2p_start(int send, const char *fn, void *buf, MPI_Count count, MPI_Datat
         r->m.att_bytes = sizeof(r->ref);
     }
     if (!send) {
-        /* the progress thread copies what came into the buffer, on its device */
+        /* the progress thread copies what came into the buffer, on its device;
+         * what that copy needs is made here, on the application's thread */
+        const char *why = NULL;
         r->cp.dev = p->ipc->device_of(r->user);
+        if (0 != p->ipc->copy_prepare(&r->cp, &why)) {
+            return gc_fail(MPI_ERR_OTHER, fn, why);
+        }
         memset(&r->rjob, 0, sizeof(r->rjob));
         r->rjob.kind = GC_JOB_STEP;
         r->rjob.step = gc_recv_step;

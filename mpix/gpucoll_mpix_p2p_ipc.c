@@ -137,15 +137,31 @@ static void gc_attrs_find(void)
     gc_attrs_fn = (gc_attrs_fn_t) p;
 }
 
-/* GPUCOLL_STREAM_VERBOSE=2: every mapping opened, taken again and closed */
-static int gc_ipc_trace(void)
+static int gc_ipc_level(void)
 {
     static int level = -1;
     if (level < 0) {
         const char *env = getenv("GPUCOLL_STREAM_VERBOSE");
         level = NULL != env ? atoi(env) : 0;
     }
-    return level >= 2;
+    return level;
+}
+
+/* GPUCOLL_STREAM_VERBOSE=2: every mapping opened, taken again and closed */
+static int gc_ipc_trace(void)
+{
+    return gc_ipc_level() >= 2;
+}
+
+/* GPUCOLL_STREAM_VERBOSE=3: the progress thread's CUDA calls for a
+ * receive, entered and left, so that a run that stops names the call the
+ * thread stopped in */
+static void gc_call_say(const char *call, int left)
+{
+    if (gc_ipc_level() >= 3) {
+        fprintf(stderr, "gpucoll: pid %d: progress thread %s %s\n", (int) getpid(),
+                left ? "left" : "in", call);
+    }
 }
 
 static unsigned gc_hsum(const unsigned char *h)
@@ -487,7 +503,9 @@ static void *gc_import(const gc_ipc_ref_t *ref, const char **why)
         gc_ipc_say("taken back", ref->pid, ref->base, ref->id, ref->handle, p, NULL);
         err = cudaSuccess;
     } else {
+        gc_call_say("cudaIpcOpenMemHandle", 0);
         err = gc_open(ref->handle, &p);
+        gc_call_say("cudaIpcOpenMemHandle", 1);
         gc_ipc_say("open", ref->pid, ref->base, ref->id, ref->handle, p, cudaGetErrorString(err));
     }
     if (cudaSuccess != err) {
@@ -529,7 +547,9 @@ static cudaStream_t gc_stream(int dev, const char **why)
         *why = "a device ordinal above the library's 64";
         return NULL;
     }
+    gc_call_say("cudaSetDevice", 0);
     err = cudaSetDevice(dev);
+    gc_call_say("cudaSetDevice", 1);
     if (cudaSuccess == err && NULL == gc_ipc.streams[dev]) {
         err = cudaStreamCreateWithFlags(&gc_ipc.streams[dev], cudaStreamNonBlocking);
     }
@@ -557,15 +577,52 @@ static int gc_cuda_copy_start(gc_ipc_copy_t *cp, void *dst, const void *src,
         }
         src = base + ref->offset;
     }
-    err = NULL != cp->event ? cudaSuccess
-          : cudaEventCreateWithFlags((cudaEvent_t *) &cp->event, cudaEventDisableTiming);
-    if (cudaSuccess == err) {
-        err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st);
+    if (NULL == cp->event || cp->event_dev != cp->dev) {
+        *why = "the copy's event was not made (copy_prepare)";
+        return -1;
     }
+    gc_call_say("cudaMemcpyAsync", 0);
+    err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st);
+    gc_call_say("cudaMemcpyAsync", 1);
     if (cudaSuccess == err) {
         err = cudaEventRecord((cudaEvent_t) cp->event, st);
+        gc_call_say("cudaEventRecord", 1);
     }
     if (cudaSuccess != err) {
+        (void) cudaGetLastError();
+        *why = cudaGetErrorString(err);
+        return -1;
+    }
+    return 0;
+}
+
+static int gc_cuda_copy_prepare(gc_ipc_copy_t *cp, const char **why)
+{
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaError_t err = cudaSuccess;
+    int cur = -1;
+
+    if (NULL != cp->event && cp->event_dev == cp->dev) {
+        return 0;
+    }
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    if (NULL != cp->event) {   /* a descriptor used again for another device */
+        (void) cudaEventDestroy((cudaEvent_t) cp->event);
+        cp->event = NULL;
+    }
+    if (cudaSuccess == (err = cudaGetDevice(&cur)) && cur != cp->dev) {
+        err = cudaSetDevice(cp->dev);
+    }
+    if (cudaSuccess == err) {
+        err = cudaEventCreateWithFlags((cudaEvent_t *) &cp->event, cudaEventDisableTiming);
+        cp->event_dev = cp->dev;
+    }
+    if (cur >= 0 && cur != cp->dev) {
+        (void) cudaSetDevice(cur);
+    }
+    (void) cudaThreadExchangeStreamCaptureMode(&mode);
+    if (cudaSuccess != err) {
+        cp->event = NULL;
         (void) cudaGetLastError();
         *why = cudaGetErrorString(err);
         return -1;
@@ -639,6 +696,7 @@ static int gc_cuda_copy_test(gc_ipc_copy_t *cp, const char **why)
 {
     const cudaError_t err = cudaEventQuery((cudaEvent_t) cp->event);
     if (cudaSuccess == err) {
+        gc_call_say("the copy's cudaEventQuery: done", 1);
         return 1;
     }
     if (cudaErrorNotReady == err) {
@@ -726,6 +784,7 @@ const gc_ipc_ops_t gc_ipc_cuda_ops = {
     .device_of = gc_cuda_device_of,
     .forget = gc_cuda_forget,
     .reap = gc_cuda_reap,
+    .copy_prepare = gc_cuda_copy_prepare,
     .copy_start = gc_cuda_copy_start,
     .copy_sync = gc_cuda_copy_sync,
     .copy_test = gc_cuda_copy_test,

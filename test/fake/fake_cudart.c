@@ -23,11 +23,15 @@
  *     stream made with cudaStreamNonBlocking does not wait for;
  *   - cuStreamWaitValue32 (the driver's stream memory wait) holds a stream
  *     until a 32-bit word reaches a value;
- *   - a thread's first stream waits to be made while any stream waits on a
- *     memory word: on 4x H100 (docs/results/h100x4_2026-11-27_s11) a
- *     thread's first CUDA work stalled while the application's stream
- *     waited on the GPU for that very thread, as if it waited for the
- *     device to be idle (GPUCOLL_FAKE_FIRST_STREAM=0: not so).
+ *   - cudaMemcpyAsync between a stream's device memory and pageable host
+ *     memory first waits for the stream's earlier work (to pageable memory
+ *     it returns once the copy is done), and while a thread waits so, a
+ *     stream or event is made nowhere else in the process: on 4x H100
+ *     (docs/results/h100x4_2026-11-27_s12) libgpucoll's progress thread
+ *     stopped inside cudaEventCreateWithFlags as long as the application's
+ *     thread waited in such a copy queued behind a receive, and went on
+ *     when the application synchronized its stream before that copy
+ *     instead (GPUCOLL_FAKE_PAGEABLE_LOCK=0: no such wait).
  * Events, pointer attributes and CUDA IPC: fake_cudart_ipc.c.
  */
 #define _GNU_SOURCE
@@ -185,22 +189,17 @@ static void run_host_fn(cudaHostFn_t fn, void *arg)
     pthread_mutex_unlock(&hostq.lock);
 }
 
-/* streams held in a memory wait now (a thread's first stream waits for none) */
-static int waiting_streams;
-
 /* cuStreamWaitValue32's test: GEQ (0), EQ (1), AND (2), NOR (3) */
 static cudaError_t wait_value(const fop_t *o)
 {
     const volatile uint32_t *w = o->dst;
     const uint32_t v = (uint32_t) o->value;
     unsigned spins = 0;
-    __atomic_add_fetch(&waiting_streams, 1, __ATOMIC_ACQ_REL);
     for (;;) {
         const uint32_t x = __atomic_load_n(w, __ATOMIC_ACQUIRE);
         const int ok = 0 == o->flags ? (int32_t) (x - v) >= 0 : 1 == o->flags ? x == v
                        : 2 == o->flags ? 0 != (x & v) : 0 != ~(x | v);
         if (ok) {
-            __atomic_sub_fetch(&waiting_streams, 1, __ATOMIC_ACQ_REL);
             return cudaSuccess;
         }
         if (++spins > 64) {
@@ -209,21 +208,24 @@ static cudaError_t wait_value(const fop_t *o)
     }
 }
 
-/* a thread's first stream: made once no stream waits on a memory word (as
- * the GPU did, top of file); unbounded, as there */
-static void first_stream_of_thread(void)
+/* threads inside a copy to or from pageable memory, waiting for its stream */
+static int pageable_waiters;
+
+static int pageable_lock_on(void)
 {
-    static _Thread_local int made;
     static int on = -1;
-    if (made) {
-        return;
-    }
-    made = 1;
     if (on < 0) {
-        const char *e = getenv("GPUCOLL_FAKE_FIRST_STREAM");
+        const char *e = getenv("GPUCOLL_FAKE_PAGEABLE_LOCK");
         on = NULL == e || 0 != atoi(e);
     }
-    while (on && 0 != __atomic_load_n(&waiting_streams, __ATOMIC_ACQUIRE)) {
+    return on;
+}
+
+/* a stream or an event is made once no thread waits in a pageable copy (as
+ * the GPU did, top of file); unbounded, as there */
+void fk_resource_wait(void)
+{
+    while (pageable_lock_on() && 0 != __atomic_load_n(&pageable_waiters, __ATOMIC_ACQUIRE)) {
         sched_yield();
     }
 }
@@ -406,7 +408,7 @@ static int is_device(const void *p)
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *ps, unsigned int flags)
 {
     FK_API();
-    first_stream_of_thread();
+    fk_resource_wait();
     struct CUstream_st *s = stream_new(flags);
     if (NULL == s) {
         return cudaErrorMemoryAllocation;
@@ -465,8 +467,21 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcp
 {
     FK_API();
     const fop_t o = { .kind = OP_COPY, .dst = dst, .src = src, .n = n };
+    cudaError_t e;
     (void) kind;
-    return submit(s, &o);
+    if (0 == n || NULL == s || NULL != s->capture || !pageable_lock_on() ||
+        (is_device(dst) || is_pinned(dst)) == (is_device(src) || is_pinned(src))) {
+        return submit(s, &o);
+    }
+    /* one side pageable: the copy waits for the stream's earlier work, and
+     * the thread with it (CUDA's "API synchronization behavior") */
+    __atomic_add_fetch(&pageable_waiters, 1, __ATOMIC_ACQ_REL);
+    e = submit(s, &o);
+    if (cudaSuccess == e) {
+        stream_drain(s);
+    }
+    __atomic_sub_fetch(&pageable_waiters, 1, __ATOMIC_ACQ_REL);
+    return e;
 }
 
 /* row by row, in the stream's order (libgpucoll's datatypes with gaps) */

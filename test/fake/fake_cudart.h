@@ -47,6 +47,9 @@ struct CUevent_st {
 
 /* work for stream s (NULL: the legacy stream) */
 FK_HIDDEN cudaError_t fk_submit(cudaStream_t s, const fop_t *o);
+/* returns once no thread waits inside a copy to or from pageable memory
+ * (making a stream or an event waits so, as on the GPU) */
+FK_HIDDEN void fk_resource_wait(void);
 /* device memory of the driver stand-in; pinned host memory of this runtime */
 FK_HIDDEN int fk_is_device(const void *p);
 FK_HIDDEN int fk_is_pinned(const void *p);

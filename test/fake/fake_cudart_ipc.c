@@ -27,6 +27,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 {
     FK_API();
     (void) flags;
+    fk_resource_wait();
     *e = calloc(1, sizeof(**e));
     return NULL != *e ? cudaSuccess : cudaErrorMemoryAllocation;
 }

@@ -18,7 +18,10 @@
  * new inputs); send/recv around a ring.  No kernel: the CUDA stand-ins run
  * it too (make check).
  * "multiple": the same under MPI_Init_thread(MPI_THREAD_MULTIPLE); "p2p":
- * point to point only.
+ * point to point only.  The answer is read back by a copy into pageable
+ * memory queued on the stream right after the call, as a program may
+ * (the calling thread then waits inside CUDA for the call's end); "sync"
+ * synchronizes the stream before that copy instead.
  * Prints "test_mpix_types: N passed, N failed" on rank 0; 77 without a
  * CUDA device.
  */
@@ -29,7 +32,7 @@
 
 #include <cuda_runtime_api.h>
 
-static int rank, size, passed, failed;
+static int rank, size, passed, failed, sync_first;
 static cudaStream_t stream;
 static MPI_Comm sc;
 
@@ -231,6 +234,9 @@ static void run(int c, const tcase_t *x, int in_place, int graph)
         } else {
             ok = MPI_SUCCESS == call(c, x, in_place, ds - slb, dr - rlb, 0, sc);
         }
+        if (sync_first) {
+            CUDA_OK(cudaStreamSynchronize(stream));
+        }
         CUDA_OK(cudaMemcpyAsync(got, dr, rspan + 1, cudaMemcpyDeviceToHost, stream));
         CUDA_OK(cudaStreamSynchronize(stream));
         /* Open MPI's answer on the host buffers */
@@ -290,6 +296,7 @@ int main(int argc, char **argv)
     MPI_Query_thread(&provided);
     for (int i = 1; i < argc; ++i) {
         only_p2p |= 0 == strcmp(argv[i], "p2p");
+        sync_first |= 0 == strcmp(argv[i], "sync");
     }
     if (cudaSuccess != cudaGetDeviceCount(&ndev) || 0 == ndev) {
         if (0 == rank) {
