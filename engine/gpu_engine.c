@@ -276,12 +276,69 @@ gpu_status_t gpu_engine_finish(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     return GPU_OK;
 }
 
+/* The one-shot or two-shot kernel launched for an allreduce (root -1) or,
+ * two-shot only, a reduce to root; the kinds are settled and the stream
+ * ordered.  Returns after the kernel (req NULL) or once it is queued. */
+static gpu_status_t gpu_engine_launch(gpu_engine_comm_t *c, gpu_engine_what_t *what,
+                                      const void *in, void *out, size_t count, gpu_op_t op,
+                                      gpu_dtype_t dt, gpu_algo_t algo, int root,
+                                      gpu_engine_req_t *req)
+{
+    const size_t bytes = count * gpu_dtype_size(dt);
+    gpu_allreduce_args_t a;
+    gpu_status_t st;
+
+    if (GPU_ALGO_TWOSHOT == algo) {
+        st = gpu_engine_big_need(c, NULL == req);
+        if (GPU_OK != st) {
+            return st;
+        }
+    }
+    memset(&a, 0, sizeof(a));
+    a.in = in;
+    a.out = out;
+    a.count = count;
+    a.nranks = c->nranks;
+    a.rank = c->rank;
+    a.nthreads = c->p.nthreads;
+    a.root = root;
+    /* every flag and the one-shot's slots are in the small area, the
+     * two-shot's blocks in the large one */
+    memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
+    if (GPU_ALGO_TWOSHOT == algo) {
+        memcpy(a.data_base, c->big_base, sizeof(a.data_base));
+    }
+    a.ll_off = c->ll_off;
+    a.ll_slot_bytes = c->ll_slot;
+    a.ts_off = c->ts_off;
+    a.ts_block_bytes = c->ts_block;
+    a.seq = ++c->seq;
+    a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
+    a.err = c->err_dev;
+    if (GPU_ALGO_ONESHOT == algo) {
+        a.nblocks = c->p.oneshot_blocks;
+        a.ll_buf = (int) (c->oneshot_calls++ & 1);
+    } else {
+        gpu_plan_twoshot_cut(bytes, c->nranks, c->p.nblocks,
+                             c->ts_block / (2 * (size_t) c->nranks), &a.ts_shard_bytes,
+                             &a.nblocks);
+    }
+    GPU_LOG(20, "%s: %s%s, %d blocks", gpu_engine_what(what),
+            GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot", root >= 0 ? " to the root" : "",
+            a.nblocks);
+    c->t_launch = gpu_clock_now();
+    st = gpu_kernel_allreduce(algo, op, dt, &a, c->stream);
+    if (GPU_OK != st) {
+        gpu_engine_big_done(c, 1);   /* not launched */
+        return st;
+    }
+    return gpu_engine_finish(c, what, req);
+}
+
 gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *out, size_t count,
                                   gpu_op_t op, gpu_dtype_t dt, gpu_engine_req_t *req)
 {
     const size_t esize = gpu_dtype_size(dt), bytes = count * esize;
-    gpu_allreduce_args_t a;
-    gpu_algo_t algo;
     gpu_engine_what_t what = { .coll = "allreduce", .seq = c->seq + 1, .count = count,
                                .reduces = 1, .op = op, .dt = dt };
     gpu_status_t st;
@@ -347,49 +404,55 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *c, const void *in, void *ou
         }
         return gpu_engine_finish(c, &what, req);
     }
+    return gpu_engine_launch(c, &what, in, out, count, op, dt, gpu_engine_choose(c, bytes), -1,
+                             req);
+}
 
-    algo = gpu_engine_choose(c, bytes);
-    if (GPU_ALGO_TWOSHOT == algo) {
-        st = gpu_engine_big_need(c, NULL == req);
-        if (GPU_OK != st) {
-            return st;
-        }
-    }
-    memset(&a, 0, sizeof(a));
-    a.in = in;
-    a.out = out;
-    a.count = count;
-    a.nranks = c->nranks;
-    a.rank = c->rank;
-    a.nthreads = c->p.nthreads;
-    /* every flag and the one-shot's slots are in the small area, the
-     * two-shot's blocks in the large one */
-    memcpy(a.peer_base, c->peer_base, sizeof(a.peer_base));
-    if (GPU_ALGO_TWOSHOT == algo) {
-        memcpy(a.data_base, c->big_base, sizeof(a.data_base));
-    }
-    a.ll_off = c->ll_off;
-    a.ll_slot_bytes = c->ll_slot;
-    a.ts_off = c->ts_off;
-    a.ts_block_bytes = c->ts_block;
-    a.seq = ++c->seq;
-    a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
-    a.err = c->err_dev;
-    if (GPU_ALGO_ONESHOT == algo) {
-        a.nblocks = c->p.oneshot_blocks;
-        a.ll_buf = (int) (c->oneshot_calls++ & 1);
-    } else {
-        gpu_plan_twoshot_cut(bytes, c->nranks, c->p.nblocks,
-                             c->ts_block / (2 * (size_t) c->nranks), &a.ts_shard_bytes,
-                             &a.nblocks);
-    }
-    GPU_LOG(20, "%s: %s, %d blocks", gpu_engine_what(&what),
-            GPU_ALGO_ONESHOT == algo ? "one-shot" : "two-shot", a.nblocks);
-    c->t_launch = gpu_clock_now();
-    st = gpu_kernel_allreduce(algo, op, dt, &a, c->stream);
+/*
+ * A reduce only the two-shot kernel's way takes, where every rank answers
+ * alike (the communicator's state, the size and the type are the same
+ * everywhere): not where rank 0 runs allreduces for all (its kernel writes
+ * every rank's out), not as host-paced rounds, not where the resident
+ * kernel takes the size (it is faster there), not after the large areas
+ * were refused (the put fold needs none), and blocking only (a pool lease
+ * or the areas' growth needs every rank at once).
+ */
+int gpu_engine_reduce_ts_takes(const gpu_engine_comm_t *c, size_t bytes, gpu_op_t op,
+                               gpu_dtype_t dt, int blocking)
+{
+    return NULL != c && blocking && c->nranks > 1 && gpu_kernel_supported(op, dt) &&
+           GPU_BIG_FAILED != c->big_state && !gpu_engine_direct_takes(c, bytes, blocking) &&
+           !gpu_engine_paced_takes(c, NULL, blocking) &&
+           !gpu_engine_persistent(c, NULL, bytes, dt, blocking);
+}
+
+gpu_status_t gpu_engine_reduce_ts(gpu_engine_comm_t *c, const void *in, void *out, size_t count,
+                                  gpu_op_t op, gpu_dtype_t dt, int root, gpu_engine_req_t *req)
+{
+    const size_t bytes = count * gpu_dtype_size(dt);
+    gpu_engine_what_t what = { .coll = "reduce", .seq = c->seq + 1, .count = count,
+                               .reduces = 1, .op = op, .dt = dt };
+    gpu_status_t st;
+
+    st = gpu_engine_enter(c, 1, op, dt);
     if (GPU_OK != st) {
-        gpu_engine_big_done(c, 1);   /* not launched */
         return st;
     }
-    return gpu_engine_finish(c, &what, req);
+    /* the caller asked gpu_engine_reduce_ts_takes: this is the same answer
+     * on every rank, so staging here keeps them together */
+    if (root < 0 || root >= c->nranks ||
+        !gpu_engine_reduce_ts_takes(c, bytes, op, dt, NULL == req)) {
+        return GPU_ERR_UNSUPPORTED;
+    }
+    st = gpu_engine_kind_settle(c);
+    if (GPU_OK == st) {
+        st = gpu_engine_order(c);
+    }
+    if (GPU_OK != st) {
+        return st;
+    }
+    if (0 == count) {
+        return gpu_engine_finish(c, &what, req);
+    }
+    return gpu_engine_launch(c, &what, in, out, count, op, dt, GPU_ALGO_TWOSHOT, root, req);
 }

@@ -154,6 +154,23 @@ gpu_status_t gpu_engine_allreduce(gpu_engine_comm_t *comm, const void *in, void 
                                   gpu_op_t op, gpu_dtype_t dt, gpu_engine_req_t *req);
 
 /*
+ * MPI_Reduce by the two-shot kernel (kernels/gpu_kernels.h): the
+ * allreduce's reduce-scatter, then every rank's folded shard to the root
+ * alone, whose links take in 2(n-1)/n of the message where a fold of every
+ * peer's buffer takes n-1 whole ones.  Results bit-identical to the
+ * allreduce's.  takes: whether this communicator runs a reduce of bytes
+ * so (the same answer on every rank: blocking only, never as host-paced
+ * rounds, rank 0 running it for all, or where the resident kernel takes
+ * it); the component asks before it builds the call.  in: this rank's
+ * input (the root's out in place); out: the root's result, ignored (may be
+ * NULL) elsewhere.  GPU_ERR_UNSUPPORTED where takes says no: stage.
+ */
+int gpu_engine_reduce_ts_takes(const gpu_engine_comm_t *comm, size_t bytes, gpu_op_t op,
+                               gpu_dtype_t dt, int blocking);
+gpu_status_t gpu_engine_reduce_ts(gpu_engine_comm_t *comm, const void *in, void *out, size_t count,
+                                  gpu_op_t op, gpu_dtype_t dt, int root, gpu_engine_req_t *req);
+
+/*
  * Any other collective, as this rank's side of a set of pairwise
  * transfers (engine/gpu_plan.h builds plans from MPI arguments).  op and
  * dt matter only for GPU_XCHG_REDUCE plans.  Every rank of the

@@ -81,17 +81,34 @@ template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_twosho
         if (!block_barrier(a, GPU_STAGE_SCATTER, v)) {
             return;
         }
-        /* reduce my shard in rank order; result to out and to every peer */
+        /* reduce my shard in rank order (the same fold with or without a
+         * root: bit-identical results); result to out and to every peer */
         const size_t myoff = cbase + (size_t) a.rank * S;
+        const size_t mylen = clamp_len(bytes, myoff, S);
         auto src = [&](int r) -> const char * { return mine + (size_t) r * cap; };
         auto dst = [&](int k) -> char * {
             const int p = (a.rank + 1 + k) % a.nranks;
             return a.data_base[p] + blk + (size_t) (a.nranks + a.rank) * cap;
         };
-        block_reduce<R, T>(src, a.nranks, clamp_len(bytes, myoff, S), out + myoff, dst,
-                           a.nranks - 1);
+        if (a.root < 0) {
+            block_reduce<R, T>(src, a.nranks, mylen, out + myoff, dst, a.nranks - 1);
+        } else if (a.rank == a.root) {
+            auto none = [](int) -> char * { return nullptr; };
+            block_reduce<R, T>(src, a.nranks, mylen, out + myoff, none, 0);
+        } else {
+            /* a reduce: only the root's gath[rank]; out may be NULL here */
+            auto none = [](int) -> char * { return nullptr; };
+            block_reduce<R, T>(src, a.nranks, mylen,
+                               a.data_base[a.root] + blk + (size_t) (a.nranks + a.rank) * cap,
+                               none, 0);
+        }
+        /* both barriers on every rank, root or not: the next chunk's
+         * pushes into this block's slots wait for them */
         if (!block_barrier(a, GPU_STAGE_GATHER, v)) {
             return;
+        }
+        if (a.root >= 0 && a.rank != a.root) {
+            continue;
         }
         /* all-gather: the other shards arrived in my gath[p] */
         for (int k = 1; k < a.nranks; ++k) {
@@ -142,6 +159,12 @@ extern "C" gpu_status_t gpu_kernel_allreduce(gpu_algo_t algo, gpu_op_t op, gpu_d
         args->nblocks > GPU_MAX_BLOCKS || args->nthreads < GPU_MAX_PEERS) {
         GPU_ERROR("invalid launch: %d ranks, %d blocks, %d threads", args->nranks,
                   args->nblocks, args->nthreads);
+        return GPU_ERR_INVALID;
+    }
+    /* a root only in the two-shot (the one-shot writes every rank's out) */
+    if (args->root >= args->nranks || (args->root >= 0 && GPU_ALGO_TWOSHOT != algo)) {
+        GPU_ERROR("invalid launch: root %d of %d ranks, algo %d", args->root, args->nranks,
+                  (int) algo);
         return GPU_ERR_INVALID;
     }
     if (!gpu_dispatch(op, dt, l)) {

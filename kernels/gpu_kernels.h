@@ -20,6 +20,9 @@
  *              scatter), barrier, reduce own shard in rank order and push
  *              the result to every peer's gath, barrier, copy out.  The two
  *              barriers per chunk make a single buffer safe to reuse.
+ *              With a root (MPI_Reduce), the result goes to the root's
+ *              gath only and only the root copies out: its links take in
+ *              2(n-1)/n of the message instead of n-1 whole buffers.
  *
  * Each block synchronises only with the same block on the other ranks, so
  * blocks pipeline independently.  Every wait is bounded by timeout_ns
@@ -88,6 +91,8 @@ typedef struct {
     size_t ts_off;                  /* two-shot region */
     size_t ts_block_bytes;
     size_t ts_shard_bytes;          /* this call's shard, <= block/(2 nranks) */
+    int root;                       /* two-shot: -1 allreduce; else a reduce whose result
+                                       only this rank receives (out is ignored elsewhere) */
     unsigned long long seq;         /* flag values are (seq << 24) + step */
     unsigned long long timeout_ns;
     gpu_kernel_error_t *err;

@@ -71,6 +71,7 @@ typedef struct mca_coll_gpu_component_t {
     char *fallback;
     unsigned long bcast_chain_min;
     unsigned long reduce_chain_min;
+    unsigned long reduce_twoshot_min;
     unsigned long xchg_scratch_bytes;
     int xchg_nblocks;
     int xchg_split;
@@ -524,7 +525,9 @@ struct mca_coll_gpu_request_t;
 int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a, int force,
                             struct mca_coll_gpu_request_t *behind, ompi_request_t **req);
 
-/* one engine call: an exchange plan, or an allreduce when plan is NULL */
+/* one engine call: an exchange plan, or an allreduce when plan is NULL
+ * (a reduce by the two-shot kernel when root >= 0).  Nothing zeroes it:
+ * every builder sets every field but args and behind. */
 typedef struct {
     const char *what;
     const gpu_xchg_plan_t *plan;
@@ -533,6 +536,8 @@ typedef struct {
     size_t count;
     gpu_op_t op;
     gpu_dtype_t dt;
+    int root;                           /* plan NULL: -1 allreduce, else reduce to root
+                                           (gpu_engine_reduce_ts); -1 with a plan */
     const mca_coll_gpu_args_t *args;    /* nonblocking: the MPI call, or NULL */
     struct mca_coll_gpu_request_t *behind;   /* a re-issued call's queue entry, or NULL */
     /* a reduction of wide elements (gpu_engine_wide: long double int): run

@@ -287,6 +287,7 @@ static int gpu_native_wide(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *
     x->call.count = w->len[GPU_WIDE_REDUCE_SCATTER == coll ? w->rank : 0] / esize;
     x->call.op = w->op;
     x->call.dt = w->dt;
+    x->call.root = -1;
     x->call.wide = w;
     return 1;
 }
@@ -305,6 +306,7 @@ static int gpu_native_allreduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_arg
     x->call.in = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     x->call.out = a->rbuf;
     x->call.count = (size_t) a->rcount;
+    x->call.root = -1;
     return 1;
 }
 
@@ -315,6 +317,7 @@ static int gpu_native_plan(mca_coll_gpu_native_t *x, const char *what, gpu_statu
     x->call.in = NULL;   /* the plan holds the buffers */
     x->call.out = NULL;
     x->call.count = 0;
+    x->call.root = -1;
     if (GPU_XCHG_REDUCE != x->plan.mode) {
         x->call.op = GPU_OP_BOR;
         x->call.dt = GPU_DT_U8;
@@ -322,10 +325,11 @@ static int gpu_native_plan(mca_coll_gpu_native_t *x, const char *what, gpu_statu
     return GPU_OK == st;
 }
 
-/* Bcast and reduce along a chain of ranks (every rank decides alike: the
- * size, the rank count and the pacing are the same everywhere): more than
- * two ranks, from min bytes, blocking only, and not under host-paced
- * rounds, which move a relay one hop per round. */
+/* Bcast along a chain of ranks (every rank decides alike: the size, the
+ * rank count and the pacing are the same everywhere): more than two
+ * ranks, from min bytes, blocking only, and not under host-paced rounds,
+ * which move a relay one hop per round.  Reduce: the same rule in
+ * gpu_plan_reduce_way. */
 static int gpu_chain_takes(const mca_coll_gpu_module_t *m, int n, size_t bytes,
                            unsigned long min, int blocking)
 {
@@ -466,10 +470,25 @@ static int gpu_native_reduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
     }
     const size_t bytes = (size_t) a->rcount * gpu_dtype_size(x->call.dt);
     const char *sbuf = in_place ? NULL : (const char *) a->sbuf;
-    if (gpu_chain_takes(m, n, bytes, mca_coll_gpu_component.reduce_chain_min, blocking)) {
+    const gpu_reduce_way_t way = gpu_plan_reduce_way(
+        n, bytes, blocking, gpu_engine_paced(m->engine),
+        gpu_engine_reduce_ts_takes(m->engine, bytes, x->call.op, x->call.dt, blocking),
+        mca_coll_gpu_component.reduce_twoshot_min, mca_coll_gpu_component.reduce_chain_min);
+    if (GPU_REDUCE_CHAIN == way) {
         return gpu_native_plan(x, "reduce",
                                gpu_plan_reduce_chain(&x->plan, rank, n, a->root, sbuf,
                                                      (char *) a->rbuf, bytes, gpu_chain_order(m)));
+    }
+    if (GPU_REDUCE_TWOSHOT == way) {
+        /* MPI leaves a non-root's recvbuf undefined (even NULL): the kernel
+         * never writes out there */
+        x->call.what = "reduce";
+        x->call.plan = NULL;
+        x->call.in = in_place ? a->rbuf : a->sbuf;
+        x->call.out = rank == a->root ? a->rbuf : NULL;
+        x->call.count = (size_t) a->rcount;
+        x->call.root = a->root;
+        return 1;
     }
     return gpu_native_plan(x, "reduce",
                            gpu_plan_reduce(&x->plan, rank, n, a->root, sbuf, (char *) a->rbuf,

@@ -61,6 +61,13 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
      * (16 MiB: 101 us against the chain's 145; docs/results/h100x4_2026-11-27_s7) */
     .bcast_chain_min = 64ul * 1024 * 1024,
     .reduce_chain_min = 16ul * 1024 * 1024,
+    /* from 1 MiB on 4x H100 the put fold (the root reads every peer's
+     * whole buffer) took 0.55-0.7x NCCL's time, bound by the root's links
+     * (docs/results/h100x4_2026-11-27_s7_sweep); at 512 KiB the exchange
+     * kernel beat the two-shot (27.7 us against 31.3).  The two-shot to
+     * the root, 4x H100 (h100x4_2026-11-27_s12/d): 1, 2, 4, 8 MiB in 29.5,
+     * 34.4, 44.8, 63.8 us against the put fold's 40.2, 48.1, 64.5, 99.3 */
+    .reduce_twoshot_min = 1024ul * 1024,
     .xchg_scratch_bytes = 256ul * 1024 * 1024,
     .xchg_nblocks = 128,
     .xchg_split = 0,
@@ -216,9 +223,18 @@ static int mca_coll_gpu_register(void)
                      OPAL_INFO_LVL_6, &c->bcast_chain_min);
     mca_coll_gpu_reg("reduce_chain_min", "Smallest device-buffer reduce in bytes that is "
                      "folded along a chain of ranks ending at the root when there are more than "
-                     "2 (below it every rank sends the root its buffer)",
+                     "2 (below it, from coll_gpu_reduce_twoshot_min, the two-shot kernel to the "
+                     "root; below that every rank sends the root its buffer)",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
                      &c->reduce_chain_min);
+    mca_coll_gpu_reg("reduce_twoshot_min", "Smallest blocking device-buffer reduce in bytes "
+                     "that runs, with more than 2 ranks and below coll_gpu_reduce_chain_min, "
+                     "as the two-shot allreduce's reduce-scatter with each folded shard sent "
+                     "to the root alone: the root's links take in 2(n-1)/n of the message, "
+                     "not every peer's whole buffer. It uses the large scratch area as a "
+                     "two-shot allreduce does (0: never)",
+                     MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_6,
+                     &c->reduce_twoshot_min);
     mca_coll_gpu_reg("stream_order", "Ordering after the application's own device work, "
                      "which CUDA-aware MPI leaves to the application (kernels and *Async "
                      "calls: synchronize before the call). 1: at the first use of each "

@@ -113,6 +113,11 @@ static gpu_status_t mca_coll_gpu_request_launch(mca_coll_gpu_request_t *r)
         st = gpu_engine_wide(e, call->what, call->wide, &r->engine);
     } else if (NULL != call->plan) {
         st = gpu_engine_xchg(e, call->what, call->plan, call->op, call->dt, &r->engine);
+    } else if (call->root >= 0) {
+        /* never built for a nonblocking call (blocking only); the engine
+         * refuses it alike on every rank */
+        st = gpu_engine_reduce_ts(e, call->in, call->out, call->count, call->op, call->dt,
+                                  call->root, &r->engine);
     } else {
         st = gpu_engine_allreduce(e, call->in, call->out, call->count, call->op, call->dt,
                                   &r->engine);
@@ -506,6 +511,7 @@ int mca_coll_gpu_request_start(mca_coll_gpu_module_t *m, ompi_request_t **reques
     r->next = NULL;
     r->q_next = NULL;
     r->call.wide = NULL;            /* set by defer, which every started call passes */
+    r->call.root = -1;              /* ...and root */
     r->engine.event = NULL;
     r->engine.async = NULL;
     r->engine.direct = NULL;

@@ -95,6 +95,7 @@ static int gpu_native_path(gpu_route_t *r, int *ran)
     if (!r->x_final) {
         r->x.rounds = 1;
         r->x.call.wide = NULL;
+        r->x.call.root = -1;   /* only the two-shot reduce's builder sets a root */
         if (!r->ops->native(m, r->a, NULL == r->req, &r->x)) {
             return MPI_SUCCESS;
         }
@@ -174,6 +175,7 @@ static int gpu_route_call(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *a
     }
     r.x.rounds = 1;
     r.x.call.wide = NULL;   /* only the wide reductions' builder sets it */
+    r.x.call.root = -1;     /* only the two-shot reduce's */
     r.x_final = MCA_COLL_GPU_BOOT_READY == m->boot && NULL != m->engine;
     if (mem) {
         eligible = mca_coll_gpu_coll_eligible(m, r.ops, a, mem, NULL == req, &r.x);

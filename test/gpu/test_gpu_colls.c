@@ -12,6 +12,9 @@
  * cudaMemcpy on the legacy stream without synchronizing, as OSU-style
  * code does: coll_gpu_stream_order must order the collective after it.
  *
+ * Reduce from 1 to 16 MiB (the two-shot kernel to the root from 3 ranks)
+ * also runs on its own: reduce_ts_cases.
+ *
  * Nonblocking cases start the collective, run a memset on another stream
  * and a ring of MPI_Sendrecv messages while it is outstanding, keep three
  * collectives in flight on one communicator, then MPI_Waitall.
@@ -287,6 +290,130 @@ static void run_case(const case_t *c, int id)
     }
 }
 
+/*
+ * Reduce from 1 to 16 MiB, where more than 2 ranks take the two-shot
+ * kernel to the root (coll_gpu_reduce_twoshot_min up to
+ * coll_gpu_reduce_chain_min): roots other than 0, in place at the root,
+ * non-roots passing recvbuf NULL (MPI ignores it there).  The root's
+ * output is compared with the host module's (ints and integer-valued
+ * floats: every order gives the same bits) or, fractional floats, with
+ * the device allreduce of the same inputs bit for bit (both fold in rank
+ * order; not across virtual nodes or with a lowered chain threshold,
+ * which fold in another order).  Non-roots' recvbufs must keep their
+ * poison and every send buffer its input.
+ */
+enum { TS_INT, TS_FLT, TS_FRAC, TS_NKIND };
+static void reduce_ts_case(MPI_Comm comm, size_t bytes, int root, int mode, int kind, int max,
+                           int id)
+{
+    const int ip = 1 == mode, nullr = 2 == mode;
+    const MPI_Datatype t = TS_INT == kind ? MPI_INT : MPI_FLOAT;
+    /* the op from the case, the same on every rank: id is not (at an odd
+     * rank count the split communicator above has a size per rank, and so
+     * a count of cases per rank) */
+    const MPI_Op op = TS_INT == kind && max ? MPI_MAX : MPI_SUM;
+    const int count = (int) (bytes / 4);
+    int n, me, ok = 1, all_ok;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    const int is_root = me == root;
+    uint64_t seed = ((uint64_t) id << 24) ^ (uint64_t) (me + 1) * 0x9e37;
+    if (TS_FRAC == kind) {
+        for (int i = 0; i < count; ++i) {
+            ((float *) host_s)[i] = (float) (rng_next(&seed) % 2000003) / 997.0f - 1000.0f;
+        }
+    } else {
+        gen(host_s, (size_t) count, TS_INT == kind ? &types[4] : &types[9], 4, seed);
+    }
+    char *ar = dev_r + cap;   /* the device allreduce's output */
+    CK(cudaMemcpy(dev_s, host_s, bytes, cudaMemcpyHostToDevice));
+    CK(cudaMemset(dev_r, 0xA5, bytes));
+    if (ip && is_root) {
+        CK(cudaMemcpy(dev_r, host_s, bytes, cudaMemcpyHostToDevice));
+    }
+    const int frac_ref = TS_FRAC == kind && NULL == getenv("OMPI_MCA_coll_gpu_virtual_nodes") &&
+                         NULL == getenv("OMPI_MCA_coll_gpu_reduce_chain_min");
+    if (TS_FRAC == kind) {
+        ok &= MPI_SUCCESS == MPI_Allreduce(dev_s, ar, count, t, op, comm);
+        CK(cudaMemcpy(ref_r, ar, bytes, cudaMemcpyDeviceToHost));
+    } else {
+        memcpy(host_r, host_s, bytes);
+        ok &= MPI_SUCCESS == MPI_Reduce(ip && is_root ? MPI_IN_PLACE : host_s, host_r, count, t,
+                                        op, root, comm);
+        memcpy(ref_r, host_r, bytes);
+    }
+    ok &= MPI_SUCCESS == MPI_Reduce(ip && is_root ? MPI_IN_PLACE : dev_s,
+                                    nullr && !is_root ? NULL : dev_r, count, t, op, root, comm);
+    CK(cudaMemcpy(out_r, dev_r, bytes, cudaMemcpyDeviceToHost));
+    const int called = ok;
+    if (is_root && (TS_FRAC != kind || frac_ref) && 0 != memcmp(out_r, ref_r, bytes)) {
+        size_t i = 0;
+        while (out_r[i] == ref_r[i]) {
+            ++i;
+        }
+        fprintf(stderr, "rank %d (root): reduce of %zu bytes: byte %zu of the result is 0x%02x, "
+                "the reference's 0x%02x\n", me, bytes, i, (unsigned char) out_r[i],
+                (unsigned char) ref_r[i]);
+        ok = 0;
+    } else if (!is_root) {
+        for (size_t i = 0; i < bytes && ok; ++i) {
+            if ((unsigned char) out_r[i] != 0xA5) {   /* never written */
+                fprintf(stderr, "rank %d: reduce of %zu bytes to root %d wrote byte %zu of this "
+                        "non-root's recvbuf\n", me, bytes, root, i);
+                ok = 0;
+            }
+        }
+    }
+    if (!(ip && is_root)) {
+        CK(cudaMemcpy(out_r, dev_s, bytes, cudaMemcpyDeviceToHost));
+        if (0 != memcmp(out_r, host_s, bytes)) {
+            fprintf(stderr, "rank %d: reduce of %zu bytes changed the send buffer\n", me, bytes);
+            ok = 0;
+        }
+    }
+    if (!called) {
+        fprintf(stderr, "rank %d: reduce of %zu bytes: a call returned an error\n", me, bytes);
+    }
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, comm);
+    if (0 != me) {
+        return;
+    }
+    if (all_ok) {
+        ++npass;
+    } else {
+        static const char *kn[] = { "int", "float", "fractional float" };
+        ++nfail;
+        printf("FAIL reduce (1-16 MiB) %zu bytes %s %s root %d%s\n", bytes, kn[kind],
+               MPI_MAX == op ? "max" : "sum", root,
+               ip ? " in-place" : nullr ? " non-root recvbuf NULL" : "");
+    }
+}
+
+static void reduce_ts_cases(int *id)
+{
+    const size_t full[] = { 1u << 20, (1u << 20) + 12, (2u << 20) + 4, (3u << 20) + 1028,
+                            4u << 20, (8u << 20) + 20, (16u << 20) - 4 };
+    const size_t brief[] = { (1u << 20) + 12, 4u << 20, (16u << 20) - 4 };
+    const size_t *sizes = quick ? brief : full;
+    const int nsizes = quick ? 3 : (int) (sizeof(full) / sizeof(full[0]));
+    int n;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    const int roots[2] = { n - 1, n > 2 ? 1 : n - 1 };
+    for (int k = 0; k < nsizes; ++k) {
+        if (sizes[k] > cap) {
+            continue;
+        }
+        for (int r = 0; r < (roots[0] != roots[1] ? 2 : 1); ++r) {
+            for (int mode = 0; mode < 3; ++mode) {
+                for (int kind = 0; kind < TS_NKIND; ++kind) {
+                    reduce_ts_case(MPI_COMM_WORLD, sizes[k], roots[r], mode, kind,
+                                   (k + r + mode) % 2, ++*id);
+                }
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     int wsize, ndev, id = 0;
@@ -364,6 +491,7 @@ int main(int argc, char **argv)
             }
         }
     }
+    reduce_ts_cases(&id);
     int mine[2] = { npass, nfail }, sum[2];
     MPI_Allreduce(mine, sum, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     npass = sum[0];

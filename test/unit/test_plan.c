@@ -749,6 +749,52 @@ static void test_twoshot_cut(void)
     CHECK(s == 32768 && nb == 128, "8 MiB: 128 blocks of one 32 KiB shard (got %zu, %d)", s, nb);
 }
 
+/* The reduce's way (gpu_plan_reduce_way) at the component's defaults,
+ * coll_gpu_reduce_twoshot_min 1 MiB and coll_gpu_reduce_chain_min 16 MiB
+ * (run_cpu_tests.sh checks ompi_info shows them), and the name the
+ * timing file carries for the two-shot. */
+static void test_reduce_way(void)
+{
+    const size_t K = 1024, M = K * K, ts = M, chain = 16 * M;
+    const struct { size_t bytes; gpu_reduce_way_t way; } at4[] = {
+        { 512 * K, GPU_REDUCE_DIRECT }, { M - 1, GPU_REDUCE_DIRECT }, { M, GPU_REDUCE_TWOSHOT },
+        { 4 * M, GPU_REDUCE_TWOSHOT }, { 16 * M - 4, GPU_REDUCE_TWOSHOT },
+        { 16 * M, GPU_REDUCE_CHAIN }, { 32 * M, GPU_REDUCE_CHAIN } };
+    for (size_t i = 0; i < sizeof(at4) / sizeof(at4[0]); ++i) {
+        const gpu_reduce_way_t w = gpu_plan_reduce_way(4, at4[i].bytes, 1, 0, 1, ts, chain);
+        CHECK(w == at4[i].way, "reduce of %zu bytes at np 4: way %d (want %d)", at4[i].bytes,
+              (int) w, (int) at4[i].way);
+    }
+    CHECK(0 == strcmp(GPU_PLAN_REDUCE_TS_NAME, "two-shot to root"),
+          "the two-shot reduce's label is \"two-shot to root\" (%s)", GPU_PLAN_REDUCE_TS_NAME);
+    /* coll_gpu_reduce_twoshot_min 0: never, at any size or rank count */
+    int never = 1;
+    for (int n = 1; n <= 32; ++n) {
+        for (size_t b = 0; b <= 64 * M; b = b ? 2 * b : 1) {
+            never &= GPU_REDUCE_TWOSHOT != gpu_plan_reduce_way(n, b, 1, 0, 1, 0, chain);
+            never &= GPU_REDUCE_TWOSHOT != gpu_plan_reduce_way(n, b + 12, 1, 0, 1, 0, 64 * M);
+        }
+    }
+    CHECK(never, "coll_gpu_reduce_twoshot_min 0: the two-shot is never chosen");
+    CHECK(GPU_REDUCE_TWOSHOT == gpu_plan_reduce_way(3, 4 * M, 1, 0, 1, ts, chain) &&
+          GPU_REDUCE_TWOSHOT == gpu_plan_reduce_way(8, 4 * M, 1, 0, 1, ts, chain),
+          "3 and 8 ranks take the two-shot at 4 MiB");
+    CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(2, 4 * M, 1, 0, 1, ts, chain),
+          "2 ranks keep the direct way (the same bytes on the root's link)");
+    CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 4 * M, 0, 0, 1, ts, chain) &&
+          GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 32 * M, 0, 0, 1, ts, chain),
+          "nonblocking reduces keep the direct way (host-paced rounds)");
+    CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 4 * M, 1, 1, 1, ts, chain) &&
+          GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 32 * M, 1, 1, 1, ts, chain),
+          "host-paced communicators keep the direct way");
+    CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 4 * M, 1, 0, 0, ts, chain) &&
+          GPU_REDUCE_CHAIN == gpu_plan_reduce_way(4, 32 * M, 1, 0, 0, ts, chain),
+          "where the engine refuses the two-shot the direct way, the chain unchanged");
+    CHECK(GPU_REDUCE_TWOSHOT == gpu_plan_reduce_way(4, 32 * M, 1, 0, 1, ts, 64 * M) &&
+          GPU_REDUCE_CHAIN == gpu_plan_reduce_way(4, 4 * M, 1, 0, 1, 8 * M, 4 * M),
+          "the chain's threshold bounds the two-shot from above and wins over it");
+}
+
 static uint64_t word_ptr(const uint32_t *w, int i)
 {
     return (uint64_t) w[i] | ((uint64_t) w[i + 1] << 32);
@@ -1025,6 +1071,7 @@ int main(void)
     test_chunking();
     test_stream_region();
     test_twoshot_cut();
+    test_reduce_way();
     test_ll();
     test_ll_split();
     test_ll_slots();
