@@ -124,6 +124,24 @@ if [ -z "${ONLY:-}" ]; then
     fi
   done
 fi
+# a real client: mpi4py with CuPy float32/complex64/float16 and PyTorch bfloat16 device arrays
+# (test/gpu/test_mpi4py_gpu.py), 2 and 4 ranks and 8 on the visible GPUs; it says SKIP without
+# mpi4py, CuPy or a GPU
+if [ -z "${ONLY:-}" ]; then
+  S=$(cd "$(dirname "$0")/.." && pwd)
+  for np in 2 4 8; do
+    echo "== test_mpi4py_gpu np $np"
+    out=$($MPIRUN --oversubscribe --bind-to none -np $np python3 "$S/test/gpu/test_mpi4py_gpu.py" \
+      "$B/.libs/libgpucoll.so" 2>&1)
+    echo "$out" | grep -E "FAIL|SKIP|passed|ranks" | head -10
+    if echo "$out" | grep -q "^SKIP"; then :
+    elif echo "$out" | grep -qE 'test_mpi4py_gpu: [1-9][0-9]* passed, 0 failed'; then
+      pass=$((pass+1))
+    else
+      fail=$((fail+1)); echo "FAIL test_mpi4py_gpu np $np"; echo "$out" | tail -10
+    fi
+  done
+fi
 # the virtual-node runs above really took the hierarchy: the timing file names it
 if [ -n "$HIER_CFGS" ]; then
   tf=$(mktemp -d)
@@ -319,6 +337,31 @@ if [ -z "${ONLY:-}" ]; then
   else
     fail=$((fail+1)); echo "FAIL pair types: not on the GPU:$missing"
     echo "$out" | grep -E "FAIL|passed" | head -5
+  fi
+  rm -rf "$tf"
+fi
+# reduce from 1 MiB to under coll_gpu_reduce_chain_min on 4 GPUs: the two-shot kernel to the
+# root (the timing file names it at 1-8 MiB, not at 512 KiB nor 32 MiB), never with
+# coll_gpu_reduce_twoshot_min 0; correctness: test_gpu_colls (reduce_ts_cases)
+if [ -z "${ONLY:-}" ] && [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 4 ]; then
+  tf=$(mktemp -d)
+  $MPIRUN --bind-to none -np 4 --mca coll_gpu_timing_file "$tf/r" \
+    "$B/test/bench/gpucoll_bench" -c reduce -b 524288 -e 33554432 -n 2 -r 1 --no-nccl > /dev/null 2>&1
+  $MPIRUN --bind-to none -np 4 --mca coll_gpu_timing_file "$tf/z" --mca coll_gpu_reduce_twoshot_min 0 \
+    "$B/test/bench/gpucoll_bench" -c reduce -b 524288 -e 33554432 -n 2 -r 1 --no-nccl > /dev/null 2>&1
+  ts='"coll":"reduce","algo":"two-shot to root"'
+  ok=1
+  for b in 1048576 2097152 4194304 8388608; do
+    cat "$tf"/r.* | grep "$ts" | grep -q "\"bytes\":$b," || ok=0
+  done
+  cat "$tf"/r.* | grep "$ts" | grep -qE '"bytes":(524288|33554432),' && ok=0
+  cat "$tf"/z.* | grep -q "$ts" && ok=0
+  grep -q '"coll":"reduce"' "$tf"/z.* || ok=0
+  if [ $ok = 1 ]; then
+    pass=$((pass+1)); echo "PASS reduce on 4 GPUs: two-shot to root at 1-8 MiB, not at 512 KiB or 32 MiB, never with coll_gpu_reduce_twoshot_min 0"
+  else
+    fail=$((fail+1)); echo "FAIL reduce on 4 GPUs: the timing files do not show the two-shot to root where expected"
+    cat "$tf"/r.* | grep '"coll":"reduce"' | sed 's/,"blocking.*//' | sort | uniq -c | head -20
   fi
   rm -rf "$tf"
 fi
