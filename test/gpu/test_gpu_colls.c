@@ -12,7 +12,7 @@
  * cudaMemcpy on the legacy stream without synchronizing, as OSU-style
  * code does: coll_gpu_stream_order must order the collective after it.
  *
- * Reduce from 1 to 16 MiB (the two-shot kernel to the root from 3 ranks)
+ * Reduce from 1 to 48 MiB (the two-shot kernel to the root from 3 ranks, the chain above 16 MiB)
  * also runs on its own: reduce_ts_cases.
  *
  * Nonblocking cases start the collective, run a memset on another stream
@@ -291,14 +291,15 @@ static void run_case(const case_t *c, int id)
 }
 
 /*
- * Reduce from 1 to 16 MiB, where more than 2 ranks take the two-shot
+ * Reduce from 1 to 48 MiB, where more than 2 ranks take the two-shot
  * kernel to the root (coll_gpu_reduce_twoshot_min up to
- * coll_gpu_reduce_chain_min): roots other than 0, in place at the root,
+ * coll_gpu_reduce_chain_min, 16 MiB unless the environment sets it) and
+ * the chain above: roots other than 0, in place at the root,
  * non-roots passing recvbuf NULL (MPI ignores it there).  The root's
  * output is compared with the host module's (ints and integer-valued
  * floats: every order gives the same bits) or, fractional floats, with
  * the device allreduce of the same inputs bit for bit (both fold in rank
- * order; not across virtual nodes or with a lowered chain threshold,
+ * order; not across virtual nodes nor from the chain threshold on,
  * which fold in another order).  Non-roots' recvbufs must keep their
  * poison and every send buffer its input.
  */
@@ -331,8 +332,11 @@ static void reduce_ts_case(MPI_Comm comm, size_t bytes, int root, int mode, int 
     if (ip && is_root) {
         CK(cudaMemcpy(dev_r, host_s, bytes, cudaMemcpyHostToDevice));
     }
+    const char *chain_env = getenv("OMPI_MCA_coll_gpu_reduce_chain_min");
+    const size_t chain_min = NULL != chain_env ? (size_t) strtoull(chain_env, NULL, 0)
+                                               : (size_t) 16 << 20;
     const int frac_ref = TS_FRAC == kind && NULL == getenv("OMPI_MCA_coll_gpu_virtual_nodes") &&
-                         NULL == getenv("OMPI_MCA_coll_gpu_reduce_chain_min");
+                         bytes < chain_min;
     if (TS_FRAC == kind) {
         ok &= MPI_SUCCESS == MPI_Allreduce(dev_s, ar, count, t, op, comm);
         CK(cudaMemcpy(ref_r, ar, bytes, cudaMemcpyDeviceToHost));
@@ -383,7 +387,7 @@ static void reduce_ts_case(MPI_Comm comm, size_t bytes, int root, int mode, int 
     } else {
         static const char *kn[] = { "int", "float", "fractional float" };
         ++nfail;
-        printf("FAIL reduce (1-16 MiB) %zu bytes %s %s root %d%s\n", bytes, kn[kind],
+        printf("FAIL reduce (1-48 MiB) %zu bytes %s %s root %d%s\n", bytes, kn[kind],
                MPI_MAX == op ? "max" : "sum", root,
                ip ? " in-place" : nullr ? " non-root recvbuf NULL" : "");
     }
@@ -391,8 +395,11 @@ static void reduce_ts_case(MPI_Comm comm, size_t bytes, int root, int mode, int 
 
 static void reduce_ts_cases(int *id)
 {
+    /* 24 and 48 MiB: the chain by default, the two-shot to the root where
+     * OMPI_MCA_coll_gpu_reduce_chain_min is raised above them */
     const size_t full[] = { 1u << 20, (1u << 20) + 12, (2u << 20) + 4, (3u << 20) + 1028,
-                            4u << 20, (8u << 20) + 20, (16u << 20) - 4 };
+                            4u << 20, (8u << 20) + 20, (16u << 20) - 4, (24u << 20) + 8,
+                            48u << 20 };
     const size_t brief[] = { (1u << 20) + 12, 4u << 20, (16u << 20) - 4 };
     const size_t *sizes = quick ? brief : full;
     const int nsizes = quick ? 3 : (int) (sizeof(full) / sizeof(full[0]));
