@@ -92,15 +92,14 @@ template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_twosho
         };
         if (a.root < 0) {
             block_reduce<R, T>(src, a.nranks, mylen, out + myoff, dst, a.nranks - 1);
-        } else if (a.rank == a.root) {
-            auto none = [](int) -> char * { return nullptr; };
-            block_reduce<R, T>(src, a.nranks, mylen, out + myoff, none, 0);
         } else {
-            /* a reduce: only the root's gath[rank]; out may be NULL here */
+            /* a reduce: the root's shard to its out, the others' only to
+             * the root's gath[rank] (out may be NULL there) */
             auto none = [](int) -> char * { return nullptr; };
-            block_reduce<R, T>(src, a.nranks, mylen,
-                               a.data_base[a.root] + blk + (size_t) (a.nranks + a.rank) * cap,
-                               none, 0);
+            char *to = a.rank == a.root
+                           ? out + myoff
+                           : a.data_base[a.root] + blk + (size_t) (a.nranks + a.rank) * cap;
+            block_reduce<R, T>(src, a.nranks, mylen, to, none, 0);
         }
         /* both barriers on every rank, root or not: the next chunk's
          * pushes into this block's slots wait for them */

@@ -527,7 +527,9 @@ int mca_coll_gpu_args_issue(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t 
 
 /* one engine call: an exchange plan, or an allreduce when plan is NULL
  * (a reduce by the two-shot kernel when root >= 0).  Nothing zeroes it:
- * every builder sets every field but args and behind. */
+ * every builder sets every field but args, behind, wide and root; the
+ * route resets wide and root before any builder runs, and only their own
+ * builders set them. */
 typedef struct {
     const char *what;
     const gpu_xchg_plan_t *plan;

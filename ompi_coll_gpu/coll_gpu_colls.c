@@ -287,7 +287,6 @@ static int gpu_native_wide(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t *
     x->call.count = w->len[GPU_WIDE_REDUCE_SCATTER == coll ? w->rank : 0] / esize;
     x->call.op = w->op;
     x->call.dt = w->dt;
-    x->call.root = -1;
     x->call.wide = w;
     return 1;
 }
@@ -306,7 +305,6 @@ static int gpu_native_allreduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_arg
     x->call.in = MPI_IN_PLACE == a->sbuf ? a->rbuf : a->sbuf;
     x->call.out = a->rbuf;
     x->call.count = (size_t) a->rcount;
-    x->call.root = -1;
     return 1;
 }
 
@@ -317,7 +315,6 @@ static int gpu_native_plan(mca_coll_gpu_native_t *x, const char *what, gpu_statu
     x->call.in = NULL;   /* the plan holds the buffers */
     x->call.out = NULL;
     x->call.count = 0;
-    x->call.root = -1;
     if (GPU_XCHG_REDUCE != x->plan.mode) {
         x->call.op = GPU_OP_BOR;
         x->call.dt = GPU_DT_U8;

@@ -314,7 +314,6 @@ int mca_coll_gpu_native_neighbor(mca_coll_gpu_module_t *m, const mca_coll_gpu_ar
     x->call.count = 0;
     x->call.op = GPU_OP_BOR;
     x->call.dt = GPU_DT_U8;
-    x->call.root = -1;
     x->rounds = merged ? 1 : rounds;
     for (int r = 0; !merged && r < rounds; ++r) {
         if (!gpu_nbr_plan(m, a, r, rounds, &sg, &rg, 0 == r ? &x->plan : &x->plan2)) {
