@@ -264,6 +264,12 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
+    /* which library made each handle: Open MPI 5.0 names its own
+     * MPIX_C_FLOAT16 (shortfloat extension), coll/gpu names the rest */
+    MPI_Type_get_name(MPIX_C_FLOAT16, name, &len);
+    if (0 == wrank) {
+        printf("MPIX_C_FLOAT16 is \"%s\"\n", name);
+    }
     MPI_Type_get_name(MPIX_BFLOAT16, name, &len);
     if (0 == wrank) {
         printf("MPIX_BFLOAT16 is \"%s\"\n", name);

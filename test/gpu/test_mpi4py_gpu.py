@@ -85,7 +85,21 @@ def half_types():
         if not h:
             return None
         out.append(MPI.Datatype.f2py(mpi.MPI_Type_c2f(h)))
-    return out
+    # binary16 by the name the binding or the library gives it, where one
+    # does: mpi4py's MPI.FLOAT16_T (built against an MPI with MPIX_C_FLOAT16),
+    # else Open MPI 5.0's own MPIX_C_FLOAT16 (its shortfloat extension, the
+    # handle mpi4py built against 5.0 names), else libgpucoll's
+    own = getattr(MPI, "FLOAT16_T", MPI.DATATYPE_NULL)
+    src = "mpi4py's MPI.FLOAT16_T"
+    if own == MPI.DATATYPE_NULL:
+        try:
+            addr = ctypes.addressof(ctypes.c_char.in_dll(mpi, "ompi_mpi_short_float"))
+            own = MPI.Datatype.f2py(mpi.MPI_Type_c2f(addr))
+            src = "Open MPI's own MPIX_C_FLOAT16 (ompi_mpi_short_float)"
+        except ValueError:
+            own, src = out[0], "libgpucoll's MPIX_C_FLOAT16"
+    out[0] = own
+    return out, src
 
 
 def inputs(n, r, k):
@@ -313,7 +327,9 @@ def main():
             torch.__version__ if torch is not None else "none",
             MPI.Get_library_version().splitlines()[0]), flush=True)
     layout_checks()
-    halves = half_types()
+    halves, src = half_types() or (None, None)
+    if rank == 0 and halves is not None:
+        print("float16 datatype: %s" % src, flush=True)
     if halves is None:
         check("half types from libgpucoll", False)
     else:
