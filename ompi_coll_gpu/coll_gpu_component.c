@@ -60,7 +60,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     /* below it the put path's spread by writes is faster on 4 and 3 GPUs
      * (16 MiB: 101 us against the chain's 145; docs/results/h100x4_2026-11-27_s7) */
     .bcast_chain_min = 64ul * 1024 * 1024,
-    .reduce_chain_min = 16ul * 1024 * 1024,
+    .reduce_chain_min = 64ul * 1024 * 1024,
     /* from 1 MiB on 4x H100 the put fold (the root reads every peer's
      * whole buffer) took 0.55-0.7x NCCL's time, bound by the root's links
      * (docs/results/h100x4_2026-11-27_s7_sweep); at 512 KiB the exchange

@@ -57,10 +57,10 @@ run "ompi_info lists coll gpu and every parameter with help" sh -c '
     echo "$out" | grep -q "\"coll_gpu_$p\"" || { echo "missing coll_gpu_$p"; exit 1; }
   done'
 # the defaults test_plan's test_reduce_way checks the reduce's way at
-run "coll_gpu_reduce_twoshot_min 1 MiB, coll_gpu_reduce_chain_min 16 MiB (the reduce's ways in test_plan)" sh -c '
+run "coll_gpu_reduce_twoshot_min 1 MiB, coll_gpu_reduce_chain_min 64 MiB (the reduce's ways in test_plan)" sh -c '
   out=$(ompi_info --parsable --param coll gpu --level 9) || exit 1
   echo "$out" | grep -q "^mca:coll:gpu:param:coll_gpu_reduce_twoshot_min:value:1048576\$" || { echo "$out" | grep twoshot_min; exit 1; }
-  echo "$out" | grep -q "^mca:coll:gpu:param:coll_gpu_reduce_chain_min:value:16777216\$" || { echo "$out" | grep chain_min; exit 1; }'
+  echo "$out" | grep -q "^mca:coll:gpu:param:coll_gpu_reduce_chain_min:value:67108864\$" || { echo "$out" | grep chain_min; exit 1; }'
 run "no GPU: component declines and says why at verbose 1" sh -c "
   out=\$($MPIRUN -np 1 --mca coll_gpu_verbose 1 $B/test/mpi/test_host_colls 2>&1) || { echo \"\$out\"; exit 1; }
   echo \"\$out\" | grep -q 'coll/gpu: declining' || { echo \"\$out\"; exit 1; }"

@@ -341,24 +341,24 @@ if [ -z "${ONLY:-}" ]; then
   rm -rf "$tf"
 fi
 # reduce from 1 MiB to under coll_gpu_reduce_chain_min on 4 GPUs: the two-shot kernel to the
-# root (the timing file names it at 1-8 MiB, not at 512 KiB nor 32 MiB), never with
+# root (the timing file names it at 1-32 MiB, not at 512 KiB nor 64 MiB), never with
 # coll_gpu_reduce_twoshot_min 0; correctness: test_gpu_colls (reduce_ts_cases)
 if [ -z "${ONLY:-}" ] && [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 4 ]; then
   tf=$(mktemp -d)
   $MPIRUN --bind-to none -np 4 --mca coll_gpu_timing_file "$tf/r" \
-    "$B/test/bench/gpucoll_bench" -c reduce -b 524288 -e 33554432 -n 2 -r 1 --no-nccl > /dev/null 2>&1
+    "$B/test/bench/gpucoll_bench" -c reduce -b 524288 -e 67108864 -n 2 -r 1 --no-nccl > /dev/null 2>&1
   $MPIRUN --bind-to none -np 4 --mca coll_gpu_timing_file "$tf/z" --mca coll_gpu_reduce_twoshot_min 0 \
-    "$B/test/bench/gpucoll_bench" -c reduce -b 524288 -e 33554432 -n 2 -r 1 --no-nccl > /dev/null 2>&1
+    "$B/test/bench/gpucoll_bench" -c reduce -b 524288 -e 67108864 -n 2 -r 1 --no-nccl > /dev/null 2>&1
   ts='"coll":"reduce","algo":"two-shot to root"'
   ok=1
-  for b in 1048576 2097152 4194304 8388608; do
+  for b in 1048576 2097152 4194304 8388608 16777216 33554432; do
     cat "$tf"/r.* | grep "$ts" | grep -q "\"bytes\":$b," || ok=0
   done
-  cat "$tf"/r.* | grep "$ts" | grep -qE '"bytes":(524288|33554432),' && ok=0
+  cat "$tf"/r.* | grep "$ts" | grep -qE '"bytes":(524288|67108864),' && ok=0
   cat "$tf"/z.* | grep -q "$ts" && ok=0
   grep -q '"coll":"reduce"' "$tf"/z.* || ok=0
   if [ $ok = 1 ]; then
-    pass=$((pass+1)); echo "PASS reduce on 4 GPUs: two-shot to root at 1-8 MiB, not at 512 KiB or 32 MiB, never with coll_gpu_reduce_twoshot_min 0"
+    pass=$((pass+1)); echo "PASS reduce on 4 GPUs: two-shot to root at 1-32 MiB, not at 512 KiB or 64 MiB, never with coll_gpu_reduce_twoshot_min 0"
   else
     fail=$((fail+1)); echo "FAIL reduce on 4 GPUs: the timing files do not show the two-shot to root where expected"
     cat "$tf"/r.* | grep '"coll":"reduce"' | sed 's/,"blocking.*//' | sort | uniq -c | head -20

@@ -12,7 +12,7 @@
  * cudaMemcpy on the legacy stream without synchronizing, as OSU-style
  * code does: coll_gpu_stream_order must order the collective after it.
  *
- * Reduce from 1 to 48 MiB (the two-shot kernel to the root from 3 ranks, the chain above 16 MiB)
+ * Reduce from 1 to 72 MiB (the two-shot kernel to the root from 3 ranks, the chain from 64 MiB)
  * also runs on its own: reduce_ts_cases.
  *
  * Nonblocking cases start the collective, run a memset on another stream
@@ -293,7 +293,7 @@ static void run_case(const case_t *c, int id)
 /*
  * Reduce from 1 to 48 MiB, where more than 2 ranks take the two-shot
  * kernel to the root (coll_gpu_reduce_twoshot_min up to
- * coll_gpu_reduce_chain_min, 16 MiB unless the environment sets it) and
+ * coll_gpu_reduce_chain_min, 64 MiB unless the environment sets it) and
  * the chain above: roots other than 0, in place at the root,
  * non-roots passing recvbuf NULL (MPI ignores it there).  The root's
  * output is compared with the host module's (ints and integer-valued
@@ -334,7 +334,7 @@ static void reduce_ts_case(MPI_Comm comm, size_t bytes, int root, int mode, int 
     }
     const char *chain_env = getenv("OMPI_MCA_coll_gpu_reduce_chain_min");
     const size_t chain_min = NULL != chain_env ? (size_t) strtoull(chain_env, NULL, 0)
-                                               : (size_t) 16 << 20;
+                                               : (size_t) 64 << 20;
     const int frac_ref = TS_FRAC == kind && NULL == getenv("OMPI_MCA_coll_gpu_virtual_nodes") &&
                          bytes < chain_min;
     if (TS_FRAC == kind) {
@@ -395,11 +395,12 @@ static void reduce_ts_case(MPI_Comm comm, size_t bytes, int root, int mode, int 
 
 static void reduce_ts_cases(int *id)
 {
-    /* 24 and 48 MiB: the chain by default, the two-shot to the root where
-     * OMPI_MCA_coll_gpu_reduce_chain_min is raised above them */
+    /* 24 and 48 MiB: the two-shot to the root by default (the chain where
+     * OMPI_MCA_coll_gpu_reduce_chain_min is lowered below them); 72 MiB:
+     * the chain */
     const size_t full[] = { 1u << 20, (1u << 20) + 12, (2u << 20) + 4, (3u << 20) + 1028,
                             4u << 20, (8u << 20) + 20, (16u << 20) - 4, (24u << 20) + 8,
-                            48u << 20 };
+                            48u << 20, (72u << 20) + 4 };
     const size_t brief[] = { (1u << 20) + 12, 4u << 20, (16u << 20) - 4 };
     const size_t *sizes = quick ? brief : full;
     const int nsizes = quick ? 3 : (int) (sizeof(full) / sizeof(full[0]));

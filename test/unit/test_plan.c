@@ -750,16 +750,17 @@ static void test_twoshot_cut(void)
 }
 
 /* The reduce's way (gpu_plan_reduce_way) at the component's defaults,
- * coll_gpu_reduce_twoshot_min 1 MiB and coll_gpu_reduce_chain_min 16 MiB
+ * coll_gpu_reduce_twoshot_min 1 MiB and coll_gpu_reduce_chain_min 64 MiB
  * (run_cpu_tests.sh checks ompi_info shows them), and the name the
  * timing file carries for the two-shot. */
 static void test_reduce_way(void)
 {
-    const size_t K = 1024, M = K * K, ts = M, chain = 16 * M;
+    const size_t K = 1024, M = K * K, ts = M, chain = 64 * M;
     const struct { size_t bytes; gpu_reduce_way_t way; } at4[] = {
         { 512 * K, GPU_REDUCE_DIRECT }, { M - 1, GPU_REDUCE_DIRECT }, { M, GPU_REDUCE_TWOSHOT },
-        { 4 * M, GPU_REDUCE_TWOSHOT }, { 16 * M - 4, GPU_REDUCE_TWOSHOT },
-        { 16 * M, GPU_REDUCE_CHAIN }, { 32 * M, GPU_REDUCE_CHAIN } };
+        { 4 * M, GPU_REDUCE_TWOSHOT }, { 16 * M, GPU_REDUCE_TWOSHOT },
+        { 64 * M - 4, GPU_REDUCE_TWOSHOT }, { 64 * M, GPU_REDUCE_CHAIN },
+        { 128 * M, GPU_REDUCE_CHAIN } };
     for (size_t i = 0; i < sizeof(at4) / sizeof(at4[0]); ++i) {
         const gpu_reduce_way_t w = gpu_plan_reduce_way(4, at4[i].bytes, 1, 0, 1, ts, chain);
         CHECK(w == at4[i].way, "reduce of %zu bytes at np 4: way %d (want %d)", at4[i].bytes,
@@ -782,15 +783,16 @@ static void test_reduce_way(void)
     CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(2, 4 * M, 1, 0, 1, ts, chain),
           "2 ranks keep the direct way (the same bytes on the root's link)");
     CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 4 * M, 0, 0, 1, ts, chain) &&
-          GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 32 * M, 0, 0, 1, ts, chain),
+          GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 128 * M, 0, 0, 1, ts, chain),
           "nonblocking reduces keep the direct way (host-paced rounds)");
     CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 4 * M, 1, 1, 1, ts, chain) &&
-          GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 32 * M, 1, 1, 1, ts, chain),
+          GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 128 * M, 1, 1, 1, ts, chain),
           "host-paced communicators keep the direct way");
     CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 4 * M, 1, 0, 0, ts, chain) &&
-          GPU_REDUCE_CHAIN == gpu_plan_reduce_way(4, 32 * M, 1, 0, 0, ts, chain),
+          GPU_REDUCE_CHAIN == gpu_plan_reduce_way(4, 128 * M, 1, 0, 0, ts, chain),
           "where the engine refuses the two-shot the direct way, the chain unchanged");
     CHECK(GPU_REDUCE_TWOSHOT == gpu_plan_reduce_way(4, 32 * M, 1, 0, 1, ts, 64 * M) &&
+          GPU_REDUCE_CHAIN == gpu_plan_reduce_way(4, 32 * M, 1, 0, 1, ts, 16 * M) &&
           GPU_REDUCE_CHAIN == gpu_plan_reduce_way(4, 4 * M, 1, 0, 1, 8 * M, 4 * M),
           "the chain's threshold bounds the two-shot from above and wins over it");
 }
