@@ -319,8 +319,7 @@ static gpu_status_t gpu_engine_launch(gpu_engine_comm_t *c, gpu_engine_what_t *w
         a.nblocks = c->p.oneshot_blocks;
         a.ll_buf = (int) (c->oneshot_calls++ & 1);
     } else {
-        /* with a root the other n-1 ranks own the shards (gpu_kernels.h) */
-        gpu_plan_twoshot_cut(bytes, root >= 0 ? c->nranks - 1 : c->nranks, c->p.nblocks,
+        gpu_plan_twoshot_cut(bytes, c->nranks, c->p.nblocks,
                              c->ts_block / (2 * (size_t) c->nranks), &a.ts_shard_bytes,
                              &a.nblocks);
     }

@@ -53,46 +53,28 @@ template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_onesho
     block_reduce<R, T>(src, a.nranks, len, static_cast<char *>(a.out) + lo, none, 0);
 }
 
-/* With a root the n-1 other ranks own the shards (gpu_kernels.h): shard
- * j's owner, and the shard rank r owns (-1: none, the root) */
-__device__ int ts_owner(const gpu_allreduce_args_t &a, int j)
-{
-    return a.root >= 0 && j >= a.root ? j + 1 : j;
-}
-
-__device__ int ts_shard_of(const gpu_allreduce_args_t &a, int r)
-{
-    return a.root < 0 || r < a.root ? r : (r == a.root ? -1 : r - 1);
-}
-
 template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_twoshot(gpu_allreduce_args_t a)
 {
     typedef gpu_red<OP, T> R;
     const size_t bytes = a.count * sizeof(T);
     const size_t S = a.ts_shard_bytes;
-    const int nshards = a.root < 0 ? a.nranks : a.nranks - 1;
-    const size_t chunk = S * nshards;
+    const size_t chunk = S * a.nranks;
     const size_t nchunks = (bytes + chunk - 1) / chunk;
     const size_t cap = a.ts_block_bytes / (2 * (size_t) a.nranks);
     const size_t blk = a.ts_off + (size_t) blockIdx.x * a.ts_block_bytes;
     const char *in = static_cast<const char *>(a.in);
     char *out = static_cast<char *>(a.out);
     char *mine = a.data_base[a.rank] + blk;
-    const int myshard = ts_shard_of(a, a.rank);
     unsigned long long step = 1;
 
     for (size_t c = blockIdx.x; c < nchunks; c += gridDim.x, ++step) {
         const size_t cbase = c * chunk;
         const unsigned long long v = (a.seq << 24) + step;
 
-        /* reduce-scatter: shard j of this chunk to its owner's recv[rank] */
+        /* reduce-scatter: shard p of this chunk to peer p's recv[rank] */
         for (int k = 0; k < a.nranks; ++k) {
             const int p = (a.rank + k) % a.nranks;
-            const int j = ts_shard_of(a, p);
-            if (j < 0) {
-                continue;
-            }
-            const size_t off = cbase + (size_t) j * S;
+            const size_t off = cbase + (size_t) p * S;
             block_copy(a.data_base[p] + blk + (size_t) a.rank * cap, in + off,
                        clamp_len(bytes, off, S));
         }
@@ -100,24 +82,24 @@ template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_twosho
             return;
         }
         /* reduce my shard in rank order (the same fold with or without a
-         * root, whoever owns the shard: bit-identical results); result to
-         * out and to every peer, or with a root only to the root's gath */
-        if (myshard >= 0) {
-            const size_t myoff = cbase + (size_t) myshard * S;
-            const size_t mylen = clamp_len(bytes, myoff, S);
-            auto src = [&](int r) -> const char * { return mine + (size_t) r * cap; };
-            if (a.root < 0) {
-                auto dst = [&](int k) -> char * {
-                    const int p = (a.rank + 1 + k) % a.nranks;
-                    return a.data_base[p] + blk + (size_t) (a.nranks + a.rank) * cap;
-                };
-                block_reduce<R, T>(src, a.nranks, mylen, out + myoff, dst, a.nranks - 1);
-            } else {
-                auto none = [](int) -> char * { return nullptr; };
-                block_reduce<R, T>(src, a.nranks, mylen,
-                                   a.data_base[a.root] + blk + (size_t) (a.nranks + a.rank) * cap,
-                                   none, 0);
-            }
+         * root: bit-identical results); result to out and to every peer */
+        const size_t myoff = cbase + (size_t) a.rank * S;
+        const size_t mylen = clamp_len(bytes, myoff, S);
+        auto src = [&](int r) -> const char * { return mine + (size_t) r * cap; };
+        auto dst = [&](int k) -> char * {
+            const int p = (a.rank + 1 + k) % a.nranks;
+            return a.data_base[p] + blk + (size_t) (a.nranks + a.rank) * cap;
+        };
+        if (a.root < 0) {
+            block_reduce<R, T>(src, a.nranks, mylen, out + myoff, dst, a.nranks - 1);
+        } else {
+            /* a reduce: the root's shard to its out, the others' only to
+             * the root's gath[rank] (out may be NULL there) */
+            auto none = [](int) -> char * { return nullptr; };
+            char *to = a.rank == a.root
+                           ? out + myoff
+                           : a.data_base[a.root] + blk + (size_t) (a.nranks + a.rank) * cap;
+            block_reduce<R, T>(src, a.nranks, mylen, to, none, 0);
         }
         /* both barriers on every rank, root or not: the next chunk's
          * pushes into this block's slots wait for them */
@@ -127,14 +109,10 @@ template <gpu_op_t OP, class T> __global__ void __launch_bounds__(1024) k_twosho
         if (a.root >= 0 && a.rank != a.root) {
             continue;
         }
-        /* all-gather: the other shards arrived in my gath[owner] */
-        for (int k = 0; k < nshards; ++k) {
-            const int j = (a.rank + k) % nshards;
-            const int p = ts_owner(a, j);
-            if (p == a.rank) {
-                continue;
-            }
-            const size_t off = cbase + (size_t) j * S;
+        /* all-gather: the other shards arrived in my gath[p] */
+        for (int k = 1; k < a.nranks; ++k) {
+            const int p = (a.rank + k) % a.nranks;
+            const size_t off = cbase + (size_t) p * S;
             block_copy(out + off, mine + (size_t) (a.nranks + p) * cap, clamp_len(bytes, off, S));
         }
     }

@@ -20,12 +20,9 @@
  *              scatter), barrier, reduce own shard in rank order and push
  *              the result to every peer's gath, barrier, copy out.  The two
  *              barriers per chunk make a single buffer safe to reuse.
- *              With a root (MPI_Reduce), the chunk is cut into n-1
- *              shards owned by the other ranks (the root folds none), each
- *              folded shard goes to the root's gath only, and only the
- *              root copies out: every rank's links carry one message in
- *              and one out (the chain's load, with no pipeline to fill),
- *              where owning a shard the root took in 2(n-1)/n of it.
+ *              With a root (MPI_Reduce), the result goes to the root's
+ *              gath only and only the root copies out: its links take in
+ *              2(n-1)/n of the message instead of n-1 whole buffers.
  *
  * Each block synchronises only with the same block on the other ranks, so
  * blocks pipeline independently.  Every wait is bounded by timeout_ns
