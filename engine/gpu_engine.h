@@ -36,7 +36,6 @@ typedef struct {
     int nblocks;                /* two-shot blocks (channels) */
     int xchg_nblocks;           /* exchange-kernel blocks (same on every rank) */
     int xchg_split;             /* separate sender and receiver blocks */
-    int xchg_reduce_nblocks;    /* the coarse cut's blocks (gpu_plan_xchg_ratio) */
     size_t put_min;             /* copy plans whose largest pair has this many bytes are
                                    written into the receivers' buffers (0: never) */
     int put_read;               /* ...read from the senders' buffers instead */

@@ -42,20 +42,11 @@ static size_t gpu_round_up(size_t x, size_t a)
     return (x + a - 1) / a * a;
 }
 
-/* The exchange kernel's flags: the coarse cut's too where the
- * communicator has one (gpu_plan_xchg_ratio, with the blocks as cut). */
-static size_t gpu_engine_xchg_flags(const gpu_engine_params_t *p, int nranks)
-{
-    return GPU_XCHG_FLAGS_BYTES +
-           (gpu_plan_xchg_ratio(nranks, p->xchg_nblocks, p->xchg_reduce_nblocks) > 1
-                ? GPU_XCHG_COARSE_FLAGS_BYTES : 0);
-}
-
 /* The small area's flags, before its first size-dependent region. */
-static size_t gpu_engine_flags_end(const gpu_engine_params_t *p, int nranks)
+static size_t gpu_engine_flags_end(void)
 {
-    const size_t put = gpu_round_up(gpu_round_up(GPU_FLAGS_BYTES, 4096) +
-                                    gpu_engine_xchg_flags(p, nranks), 4096);
+    const size_t put = gpu_round_up(gpu_round_up(GPU_FLAGS_BYTES, 4096) + GPU_XCHG_FLAGS_BYTES,
+                                    4096);
     return gpu_round_up(put + GPU_PUT_FLAGS_BYTES, 4096);
 }
 
@@ -94,7 +85,7 @@ static void gpu_engine_pool_cut(gpu_engine_params_t *p, int nranks)
     const size_t n = (size_t) nranks;
     /* the flags, and what rounding each of the three regions up to a page
      * may add */
-    const size_t fixed = gpu_engine_flags_end(p, nranks) + 3 * 4096;
+    const size_t fixed = gpu_engine_flags_end() + 3 * 4096;
     const size_t rest = p->pool_comm_bytes > fixed ? p->pool_comm_bytes - fixed : 0;
     const size_t lines = rest / 4 * 3, eighth = rest / 8;
     size_t most;
@@ -167,7 +158,7 @@ void gpu_engine_layout(gpu_engine_comm_t *c, size_t *total)
     size_t n = (size_t) c->nranks, cap;
 
     c->xg_flags_off = gpu_round_up(GPU_FLAGS_BYTES, 4096);
-    c->put_off = gpu_round_up(c->xg_flags_off + gpu_engine_xchg_flags(&c->p, c->nranks), 4096);
+    c->put_off = gpu_round_up(c->xg_flags_off + GPU_XCHG_FLAGS_BYTES, 4096);
     c->ll_off = gpu_round_up(c->put_off + GPU_PUT_FLAGS_BYTES, 4096);
     c->ll_slot = gpu_round_up(c->p.oneshot_max_bytes, 256);
     c->pk_off = gpu_round_up(c->ll_off + 2 * n * c->ll_slot, 4096);

@@ -31,12 +31,7 @@ int gpu_engine_size(const gpu_engine_comm_t *c)
 gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_xchg_plan_t *plan,
                              gpu_op_t op, gpu_dtype_t dt, gpu_engine_req_t *req)
 {
-    /* the slots' cut for this call (gpu_plan.h): the same on every rank */
-    const int ratio = gpu_plan_xchg_ratio(c->nranks, c->p.xchg_nblocks,
-                                          c->p.xchg_reduce_nblocks);
-    const int coarse = gpu_plan_xchg_coarse(GPU_XCHG_REDUCE == plan->mode, plan->relay, ratio);
-    const int nb = coarse ? c->p.xchg_nblocks / ratio : c->p.xchg_nblocks;
-    const size_t slot = coarse ? c->xg_slot * (size_t) ratio : c->xg_slot;
+    const int nb = c->p.xchg_nblocks;
     size_t lens[2 * GPU_MAX_PEERS + 2], longest = 0;
     gpu_xchg_args_t a;
     gpu_engine_what_t desc = { .coll = what };
@@ -94,7 +89,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     }
     /* blocks: the widest pair, or enough for the local copy */
     for (int k = 0; k < nwork; ++k) {
-        const size_t chunk = gpu_xchg_chunk(lens[k], slot, nb, plan->relay);
+        const size_t chunk = gpu_xchg_chunk(lens[k], c->xg_slot, nb, plan->relay);
         const int b = gpu_xchg_pair_blocks(lens[k], chunk, nb);
         grid = b > grid ? b : grid;
         longest = lens[k] > longest ? lens[k] : longest;
@@ -108,9 +103,7 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     a.plan = *plan;
     a.nranks = c->nranks;
     a.rank = c->rank;
-    a.nb_max = nb;
-    a.coarse = coarse;
-    a.ratio = ratio;
+    a.nb_max = c->p.xchg_nblocks;
     a.nblocks = grid;
     a.split = c->p.xchg_split && !plan->relay && !plan->in_place;
     if (a.split) {
@@ -124,12 +117,11 @@ gpu_status_t gpu_engine_xchg(gpu_engine_comm_t *c, const char *what, const gpu_x
     memcpy(a.data_base, c->big_base, sizeof(a.data_base));
     a.flags_off = c->xg_flags_off;
     a.slots_off = c->xg_slots_off;
-    a.slot_bytes = slot;
+    a.slot_bytes = c->xg_slot;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.err = c->err_dev;
-    GPU_LOG(20, "%s: %s, %d blocks%s", gpu_engine_what(&desc),
-            GPU_XCHG_COPY == plan->mode ? "copy" : "reduce", a.nblocks,
-            coarse ? " (coarse slots)" : "");
+    GPU_LOG(20, "%s: %s, %d blocks", gpu_engine_what(&desc),
+            GPU_XCHG_COPY == plan->mode ? "copy" : "reduce", a.nblocks);
     c->t_launch = gpu_clock_now();
     st = gpu_kernel_xchg(op, dt, &a, c->stream);
     if (GPU_OK != st) {

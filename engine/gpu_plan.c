@@ -45,20 +45,6 @@ gpu_reduce_way_t gpu_plan_reduce_way(int n, size_t bytes, int blocking, int pace
     return ts && 0 != ts_min && bytes >= ts_min ? GPU_REDUCE_TWOSHOT : GPU_REDUCE_DIRECT;
 }
 
-int gpu_plan_xchg_ratio(int n, int nb_fine, int nb_coarse)
-{
-    if (n < GPU_PLAN_XCHG_COARSE_MIN_RANKS || nb_coarse < 1 || nb_coarse >= nb_fine ||
-        0 != nb_fine % nb_coarse) {
-        return 1;
-    }
-    return nb_fine / nb_coarse;
-}
-
-int gpu_plan_xchg_coarse(int reduces, int relay, int ratio)
-{
-    return ratio > 1 && reduces && !relay;
-}
-
 /* The largest of counts every rank knows: a size all ranks agree on. */
 static size_t gpu_plan_max_of(const size_t *v, int n)
 {

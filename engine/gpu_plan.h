@@ -75,24 +75,6 @@ gpu_reduce_way_t gpu_plan_reduce_way(int n, size_t bytes, int blocking, int pace
 /* The two-shot way's name in traces and timing files (the others are
  * named by their plans: "chain", "put", "exchange-reduce", ...). */
 #define GPU_PLAN_REDUCE_TS_NAME "two-shot to root"
-
-/*
- * The exchange kernel's two cuts of its slots (kernels/gpu_kernels.h,
- * gpu_xchg_args_t.coarse).  ratio: fine blocks per coarse block, on a
- * communicator of at least GPU_PLAN_XCHG_COARSE_MIN_RANKS ranks
- * coll_gpu_xchg_nblocks / coll_gpu_xchg_reduce_nblocks where that divides
- * and is more than 1, else 1 (no coarse cut, and no flags for it in the
- * communicator's area).  A call takes the coarse cut (fewer blocks, larger
- * slots: fewer hand-overs per byte) when it reduces without a chain: on
- * 4x H100 reduce_scatter of 4-256 MiB took 43-670 us at 32
- * blocks against 49-676 at 128 (NCCL 48-690), where copies (the put path
- * shares the block count) and the reduce's chain are faster at 128
- * (docs/results/h100x4_2026-11-27_s13, c/ and d/).  The same answer on
- * every rank: every argument is.
- */
-#define GPU_PLAN_XCHG_COARSE_MIN_RANKS 4
-int gpu_plan_xchg_ratio(int n, int nb_fine, int nb_coarse);
-int gpu_plan_xchg_coarse(int reduces, int relay, int ratio);
 gpu_status_t gpu_plan_allgatherv(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,
                                  char *rbuf, const size_t *rlen, const size_t *rdispl);
 gpu_status_t gpu_plan_alltoallv(gpu_xchg_plan_t *p, int rank, int n, const char *sbuf,

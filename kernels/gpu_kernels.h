@@ -119,9 +119,6 @@ typedef struct {
  */
 #define GPU_XCHG_MIN_CHUNK ((size_t) 4096)
 #define GPU_XCHG_FLAGS_BYTES ((size_t) 4 * GPU_MAX_PEERS * GPU_MAX_BLOCKS * 8)
-/* the coarse cut's counters (gpu_xchg_args_t.coarse), right behind the
- * fine ones where the communicator has that cut: at most half the blocks */
-#define GPU_XCHG_COARSE_FLAGS_BYTES ((size_t) 4 * GPU_MAX_PEERS * (GPU_MAX_BLOCKS / 2) * 8)
 
 typedef enum { GPU_XCHG_COPY = 0, GPU_XCHG_REDUCE = 1 } gpu_xchg_mode_t;
 
@@ -172,16 +169,6 @@ typedef struct {
     size_t flags_off;
     size_t slots_off;
     size_t slot_bytes;
-    /* The slots have two cuts (engine/gpu_plan.h, gpu_plan_xchg_coarse):
-     * fine, nb_max blocks of slot_bytes, and coarse, nb_max / ratio blocks
-     * of ratio x slot_bytes over the same bytes (coarse block b covers fine
-     * blocks b*ratio .. b*ratio+ratio-1).  Each cut counts its hand-overs
-     * in its own set of flags, so before a block first writes a slot it
-     * waits until every hand-over of the other cut into those bytes was
-     * freed (no block of this call touches the other set: no cycle).  nb_max
-     * and slot_bytes above are this call's cut. */
-    int coarse;                       /* 1: this call uses the coarse cut */
-    int ratio;                        /* fine blocks per coarse block (1: no coarse cut) */
     unsigned long long timeout_ns;
     gpu_kernel_error_t *err;
 } gpu_xchg_args_t;

@@ -22,43 +22,11 @@ using namespace gpu_dev;
 
 enum { F_READY = 0, F_FREED = 1, F_SENT = 2, F_RECVD = 3 };
 
-__device__ __forceinline__ unsigned long long *xflag_set(char *base, size_t off, int set,
-                                                         int kind, int peer, int block)
+__device__ __forceinline__ unsigned long long *xflag(char *base, size_t off, int kind, int peer,
+                                                     int block)
 {
-    /* the fine set, then the coarse one (at most GPU_MAX_BLOCKS / 2 blocks) */
-    const size_t stride = set ? GPU_MAX_BLOCKS / 2 : GPU_MAX_BLOCKS;
-    return reinterpret_cast<unsigned long long *>(base + off + (set ? GPU_XCHG_FLAGS_BYTES : 0)) +
-           ((size_t) kind * GPU_MAX_PEERS + peer) * stride + block;
-}
-
-/* a flag of this call's cut (fine: set 0, coarse: set 1) */
-__device__ __forceinline__ unsigned long long *xflag(const gpu_xchg_args_t &a, char *base,
-                                                     int kind, int peer, int block)
-{
-    return xflag_set(base, a.flags_off, a.coarse, kind, peer, block);
-}
-
-/* Before block ch first writes peer q's slots in this call: every
- * hand-over of the other cut into the same bytes was freed by q (those
- * counters are written by earlier calls only, so this never waits on
- * this call).  Thread 0; false on timeout. */
-__device__ bool other_cut_freed(const gpu_xchg_args_t &a, int q, int ch)
-{
-    if (a.ratio <= 1) {
-        return true;
-    }
-    char *mine = a.peer_base[a.rank];
-    const int other = !a.coarse;
-    const int lo = a.coarse ? ch * a.ratio : ch / a.ratio;
-    const int hi = a.coarse ? lo + a.ratio : lo + 1;
-    for (int b = lo; b < hi && b < GPU_MAX_BLOCKS; ++b) {
-        const unsigned long long sent = *xflag_set(mine, a.flags_off, other, F_SENT, q, b);
-        if (sent > 0 && !wait_geq(xflag_set(mine, a.flags_off, other, F_FREED, q, b), sent,
-                                  a.timeout_ns, a.err, q, GPU_STAGE_XSEND)) {
-            return false;
-        }
-    }
-    return true;
+    return reinterpret_cast<unsigned long long *>(base + off) +
+           ((size_t) kind * GPU_MAX_PEERS + peer) * GPU_MAX_BLOCKS + block;
 }
 
 __device__ __forceinline__ char *slot(const gpu_xchg_args_t &a, char *base, int src, int block,
@@ -161,11 +129,10 @@ __device__ bool send_round(const gpu_xchg_args_t &a, int r, int ch, const char *
             continue;
         }
         if (0 == threadIdx.x) {
-            j = *xflag(a, mine, F_SENT, q, ch);
+            j = *xflag(mine, a.flags_off, F_SENT, q, ch);
             /* the slot of parity j was last filled by transfer j - 2 */
-            ok = j < 2 || wait_geq(xflag(a, mine, F_FREED, q, ch), j - 1,
+            ok = j < 2 || wait_geq(xflag(mine, a.flags_off, F_FREED, q, ch), j - 1,
                                    a.timeout_ns, a.err, q, GPU_STAGE_XSEND);
-            ok = ok && (r > 0 || other_cut_freed(a, q, ch));
         }
         __syncthreads();
         if (!ok) {
@@ -180,8 +147,8 @@ __device__ bool send_round(const gpu_xchg_args_t &a, int r, int ch, const char *
         __syncthreads();
         if (0 == threadIdx.x) {
             __threadfence_system();
-            st_release_sys(xflag(a, a.peer_base[q], F_READY, a.rank, ch), j + 1);
-            *xflag(a, mine, F_SENT, q, ch) = j + 1;
+            st_release_sys(xflag(a.peer_base[q], a.flags_off, F_READY, a.rank, ch), j + 1);
+            *xflag(mine, a.flags_off, F_SENT, q, ch) = j + 1;
         }
         __syncthreads();
     }
@@ -201,8 +168,8 @@ __device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r, int ch)
             continue;
         }
         if (0 == threadIdx.x) {
-            j = *xflag(a, mine, F_RECVD, s, ch);
-            ok = wait_geq(xflag(a, mine, F_READY, s, ch), j + 1, a.timeout_ns,
+            j = *xflag(mine, a.flags_off, F_RECVD, s, ch);
+            ok = wait_geq(xflag(mine, a.flags_off, F_READY, s, ch), j + 1, a.timeout_ns,
                           a.err, s, GPU_STAGE_XRECV);
         }
         __syncthreads();
@@ -213,8 +180,8 @@ __device__ bool recv_copy_round(const gpu_xchg_args_t &a, int r, int ch)
                slot(a, a.data_base[a.rank], s, ch, j));
         __syncthreads();
         if (0 == threadIdx.x) {
-            st_relaxed_sys(xflag(a, a.peer_base[s], F_FREED, a.rank, ch), j + 1);
-            *xflag(a, mine, F_RECVD, s, ch) = j + 1;
+            st_relaxed_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), j + 1);
+            *xflag(mine, a.flags_off, F_RECVD, s, ch) = j + 1;
         }
         __syncthreads();
     }
@@ -239,8 +206,8 @@ __device__ bool recv_reduce_round(const gpu_xchg_args_t &a, int r, int ch)
     }
     __syncthreads();
     if (s <= p.red_hi && s != a.rank) {
-        js[t] = *xflag(a, mine, F_RECVD, s, ch);
-        if (!wait_geq(xflag(a, mine, F_READY, s, ch), js[t] + 1, a.timeout_ns,
+        js[t] = *xflag(mine, a.flags_off, F_RECVD, s, ch);
+        if (!wait_geq(xflag(mine, a.flags_off, F_READY, s, ch), js[t] + 1, a.timeout_ns,
                       a.err, s, GPU_STAGE_XRECV)) {
             failed = 1;
         }
@@ -256,8 +223,8 @@ __device__ bool recv_reduce_round(const gpu_xchg_args_t &a, int r, int ch)
     fold<R, T>(src, p.red_hi - p.red_lo + 1, len, p.red_out + off);
     __syncthreads();
     if (s <= p.red_hi && s != a.rank) {
-        st_relaxed_sys(xflag(a, a.peer_base[s], F_FREED, a.rank, ch), js[t] + 1);
-        *xflag(a, mine, F_RECVD, s, ch) = js[t] + 1;
+        st_relaxed_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), js[t] + 1);
+        *xflag(mine, a.flags_off, F_RECVD, s, ch) = js[t] + 1;
     }
     __syncthreads();
     return true;
@@ -289,8 +256,8 @@ template <class R, class T> __device__ bool chain_reduce_round(const gpu_xchg_ar
         return true;
     }
     if (0 == threadIdx.x) {
-        j = *xflag(a, mine, F_RECVD, s, ch);
-        ok = wait_geq(xflag(a, mine, F_READY, s, ch), j + 1, a.timeout_ns, a.err, s,
+        j = *xflag(mine, a.flags_off, F_RECVD, s, ch);
+        ok = wait_geq(xflag(mine, a.flags_off, F_READY, s, ch), j + 1, a.timeout_ns, a.err, s,
                       GPU_STAGE_XRECV);
     }
     __syncthreads();
@@ -306,8 +273,8 @@ template <class R, class T> __device__ bool chain_reduce_round(const gpu_xchg_ar
         return false;
     }
     if (0 == threadIdx.x) {
-        st_relaxed_sys(xflag(a, a.peer_base[s], F_FREED, a.rank, ch), j + 1);
-        *xflag(a, mine, F_RECVD, s, ch) = j + 1;
+        st_relaxed_sys(xflag(a.peer_base[s], a.flags_off, F_FREED, a.rank, ch), j + 1);
+        *xflag(mine, a.flags_off, F_RECVD, s, ch) = j + 1;
     }
     __syncthreads();
     return true;
@@ -403,9 +370,7 @@ extern "C" gpu_status_t gpu_kernel_xchg(gpu_op_t op, gpu_dtype_t dt, const gpu_x
 
     if (args->nranks < 1 || args->nranks > GPU_MAX_PEERS || args->nblocks < 1 ||
         args->nblocks > (args->split ? 2 : 1) * args->nb_max || args->nb_max > GPU_MAX_BLOCKS ||
-        args->nthreads < GPU_MAX_PEERS || args->ratio < 1 ||
-        (args->coarse && (args->ratio < 2 || args->nb_max > GPU_MAX_BLOCKS / 2 ||
-                          args->nb_max * args->ratio > GPU_MAX_BLOCKS))) {
+        args->nthreads < GPU_MAX_PEERS) {
         GPU_ERROR("invalid exchange launch: %d ranks, %d blocks of %d, %d threads", args->nranks,
                   args->nblocks, args->nb_max, args->nthreads);
         return GPU_ERR_INVALID;

@@ -75,7 +75,6 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long xchg_scratch_bytes;
     int xchg_nblocks;
     int xchg_split;
-    int xchg_reduce_nblocks;
     unsigned long put_min;
     int put_read;
     int put_ce;

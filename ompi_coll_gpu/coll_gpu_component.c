@@ -71,7 +71,6 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .xchg_scratch_bytes = 256ul * 1024 * 1024,
     .xchg_nblocks = 128,
     .xchg_split = 0,
-    .xchg_reduce_nblocks = 32,
     .put_min = 1024ul * 1024,
     .put_ce = -1,
     .stream_order = 1,
@@ -204,13 +203,6 @@ static int mca_coll_gpu_register(void)
                      "blocks (twice coll_gpu_xchg_nblocks blocks), so peer writes never wait for "
                      "local copies; 0: each block sends, then receives",
                      MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->xchg_split);
-    mca_coll_gpu_reg("xchg_reduce_nblocks", "Thread blocks of the exchange kernel for the "
-                     "reductions that are not a chain (reduce_scatter, a reduce below "
-                     "coll_gpu_reduce_twoshot_min, scan) on communicators of 4 ranks or more: "
-                     "the same slots cut into fewer, larger ones (4x H100, reduce_scatter 4-256 "
-                     "MiB: 1.01-1.15x faster at 32 than at 128). Must divide "
-                     "coll_gpu_xchg_nblocks; 0 or coll_gpu_xchg_nblocks: as the others",
-                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->xchg_reduce_nblocks);
     mca_coll_gpu_reg("put_min", "Smallest largest pair in bytes of a blocking device-buffer "
                      "alltoall, allgather or neighbourhood exchange (every rank's pair the "
                      "same size) that is written straight into the receivers' buffers, mapped "

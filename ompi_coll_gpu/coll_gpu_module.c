@@ -327,7 +327,6 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->xchg_scratch = c->xchg_scratch_bytes;
     p->xchg_nblocks = c->xchg_nblocks;
     p->xchg_split = c->xchg_split;
-    p->xchg_reduce_nblocks = c->xchg_reduce_nblocks;
     p->put_min = c->put_min;
     p->put_read = c->put_read;
     p->put_ce = c->put_ce;

@@ -53,7 +53,7 @@ run "calibrate_net.py recovers known alpha and beta from synthetic gpucoll_bench
 run "ompi_info lists coll gpu and every parameter with help" sh -c '
   out=$(ompi_info --param coll gpu --level 9) || exit 1
   echo "$out" | grep -q "MCA coll: gpu" || exit 1
-  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min reduce_chain_min reduce_twoshot_min stream_order paced paced_scratch_bytes shared_staged_max nvtx timing_file xchg_scratch_bytes xchg_nblocks xchg_split xchg_reduce_nblocks put_min put_read put_ce pool pool_comm_bytes topo_file topo_dump hier virtual_nodes net_slot_bytes net_slots net_channels net_rndv_thresh net_direct net_algorithm net_latency_us net_bandwidth; do
+  for p in priority verbose allreduce_algorithm oneshot_max scratch_bytes nblocks nthreads oneshot_blocks timeout fallback bcast_chain_min reduce_chain_min reduce_twoshot_min stream_order paced paced_scratch_bytes shared_staged_max nvtx timing_file xchg_scratch_bytes xchg_nblocks xchg_split put_min put_read put_ce pool pool_comm_bytes topo_file topo_dump hier virtual_nodes net_slot_bytes net_slots net_channels net_rndv_thresh net_direct net_algorithm net_latency_us net_bandwidth; do
     echo "$out" | grep -q "\"coll_gpu_$p\"" || { echo "missing coll_gpu_$p"; exit 1; }
   done'
 # the defaults test_plan's test_reduce_way checks the reduce's way at

@@ -797,52 +797,6 @@ static void test_reduce_way(void)
           "the chain's threshold bounds the two-shot from above and wins over it");
 }
 
-/* The exchange kernel's cuts (gpu_plan_xchg_ratio, gpu_plan_xchg_coarse):
- * the coarse cut covers the fine one's bytes exactly (a coarse block is
- * ratio whole fine blocks, so the kernel's wait for the other cut's
- * counters names every hand-over into those bytes), and only reducing
- * exchanges that are not a chain among 4 ranks or more take it. */
-static void test_xchg_cut(void)
-{
-    CHECK(4 == gpu_plan_xchg_ratio(4, 128, 32), "128 fine, 32 coarse blocks: ratio 4");
-    CHECK(1 == gpu_plan_xchg_ratio(4, 128, 0) && 1 == gpu_plan_xchg_ratio(4, 128, 128) &&
-          1 == gpu_plan_xchg_ratio(4, 128, 48) && 1 == gpu_plan_xchg_ratio(4, 32, 64) &&
-          1 == gpu_plan_xchg_ratio(4, 128, -1),
-          "no coarse cut: 0, equal, not a divisor, more blocks, negative");
-    CHECK(2 == gpu_plan_xchg_ratio(4, 64, 32) && 128 == gpu_plan_xchg_ratio(4, 128, 1),
-          "64/32 and 128/1");
-    /* the same bytes: fine block b lies inside coarse block b / ratio */
-    int cover = 1;
-    for (int nb = 2; nb <= GPU_MAX_BLOCKS; ++nb) {
-        for (int nc = 1; nc < nb; ++nc) {
-            const int r = gpu_plan_xchg_ratio(4, nb, nc);
-            if (r > 1) {
-                const size_t slot = 65536, n = 4;
-                const size_t fine = n * (size_t) nb * 2 * slot;
-                const size_t coarse = n * (size_t) (nb / r) * 2 * (slot * r);
-                cover &= fine == coarse && nc * r == nb;
-                for (int b = 0; b < nb; ++b) {
-                    /* fine block b's bytes of source 1, both parities */
-                    const size_t lo = ((1 * (size_t) nb + b) * 2) * slot, hi = lo + 2 * slot;
-                    const int cb = b / r;
-                    const size_t clo = ((1 * (size_t) (nb / r) + cb) * 2) * slot * r;
-                    cover &= lo >= clo && hi <= clo + 2 * slot * r;
-                }
-            }
-        }
-    }
-    CHECK(cover, "every coarse cut spans the fine cut's bytes, block b inside coarse b / ratio");
-    CHECK(4 == gpu_plan_xchg_ratio(8, 128, 32) && 4 == gpu_plan_xchg_ratio(32, 128, 32),
-          "8 and 32 ranks have the coarse cut");
-    CHECK(1 == gpu_plan_xchg_ratio(3, 128, 32) && 1 == gpu_plan_xchg_ratio(2, 128, 32) &&
-          1 == gpu_plan_xchg_ratio(1, 128, 32),
-          "not 1-3 ranks (not measured there; their areas keep no flags for it)");
-    CHECK(gpu_plan_xchg_coarse(1, 0, 4), "a reducing exchange with the cut takes it");
-    CHECK(!gpu_plan_xchg_coarse(0, 0, 4) && !gpu_plan_xchg_coarse(1, 1, 4) &&
-          !gpu_plan_xchg_coarse(0, 1, 4) && !gpu_plan_xchg_coarse(1, 0, 1),
-          "never for copies, chains, or without a coarse cut");
-}
-
 static uint64_t word_ptr(const uint32_t *w, int i)
 {
     return (uint64_t) w[i] | ((uint64_t) w[i + 1] << 32);
@@ -1120,7 +1074,6 @@ int main(void)
     test_stream_region();
     test_twoshot_cut();
     test_reduce_way();
-    test_xchg_cut();
     test_ll();
     test_ll_split();
     test_ll_slots();
