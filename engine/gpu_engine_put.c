@@ -45,10 +45,19 @@ typedef struct {
     uint64_t gone[GPU_PUT_GONE];
 } gpu_put_desc_t;
 
+/* Reductions among more ranks than this fold faster in the exchange
+ * kernel's slots than straight from the peers' buffers: on 4x H100 a
+ * reduce_scatter of 8, 16, 32, 64 MiB took 57, 74-76, 116, 198-199 us there
+ * against the put fold's 62, 84, 124, 206 in the same session, 2-4 MiB the
+ * same (docs/results/h100x4_2026-11-27_s13, e/ and f/); at 2 ranks the put
+ * fold is the faster (h100x2_2026-11-26_put_sweep), 3 is not measured. */
+#define GPU_PUT_FOLD_MAX_RANKS 3
+
 int gpu_engine_put_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, int blocking)
 {
     return blocking && c->p.put_min > 0 && c->nranks > 1 && !plan->relay && !plan->in_place &&
-           plan->ll_bytes >= c->p.put_min;
+           plan->ll_bytes >= c->p.put_min &&
+           (GPU_XCHG_REDUCE != plan->mode || c->nranks <= GPU_PUT_FOLD_MAX_RANKS);
 }
 
 /* Does this call read from the peers (else write into them)? */
