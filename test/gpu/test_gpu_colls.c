@@ -291,7 +291,7 @@ static void run_case(const case_t *c, int id)
 }
 
 /*
- * Reduce from 1 to 48 MiB, where more than 2 ranks take the two-shot
+ * Reduce from 1 to 72 MiB, where more than 2 ranks take the two-shot
  * kernel to the root (coll_gpu_reduce_twoshot_min up to
  * coll_gpu_reduce_chain_min, 64 MiB unless the environment sets it) and
  * the chain above: roots other than 0, in place at the root,
@@ -387,7 +387,7 @@ static void reduce_ts_case(MPI_Comm comm, size_t bytes, int root, int mode, int 
     } else {
         static const char *kn[] = { "int", "float", "fractional float" };
         ++nfail;
-        printf("FAIL reduce (1-48 MiB) %zu bytes %s %s root %d%s\n", bytes, kn[kind],
+        printf("FAIL reduce (1-72 MiB) %zu bytes %s %s root %d%s\n", bytes, kn[kind],
                MPI_MAX == op ? "max" : "sum", root,
                ip ? " in-place" : nullr ? " non-root recvbuf NULL" : "");
     }
