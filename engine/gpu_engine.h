@@ -40,6 +40,8 @@ typedef struct {
                                    written into the receivers' buffers (0: never) */
     int put_read;               /* ...read from the senders' buffers instead */
     int put_ce;                 /* ...by the copy engines: -1 a bcast, 1 every copy, 0 never */
+    int put_fold_nblocks;       /* blocks of a reduction read and folded from the peers'
+                                   buffers (0: reductions take the exchange kernel) */
     int nthreads;
     int oneshot_blocks;
     gpu_algo_t algo;            /* GPU_ALGO_AUTO or forced */

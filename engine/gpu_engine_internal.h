@@ -112,6 +112,7 @@ struct gpu_engine_comm {
     /* large copy plans straight into the receivers' buffers (gpu_engine_put.c) */
     size_t put_off;                          /* its flags in every rank's small area */
     unsigned long long put_calls;
+    unsigned long long put_tickets;  /* blocks of every put kernel so far (gpu_put_args_t) */
     void *put_all;                           /* every rank's descriptor, then verdict */
     /* stream-ordered allreduce (gpu_engine_stream.c, kernels/gpu_stream.h) */
     size_t st_off, st_bytes, st_lines;       /* region in every rank's scratch */

@@ -121,6 +121,9 @@ void gpu_engine_fit(gpu_engine_comm_t *c)
     if (p->xchg_nblocks < 1 || p->xchg_nblocks > GPU_MAX_BLOCKS) {
         p->xchg_nblocks = GPU_MAX_BLOCKS;
     }
+    if (p->put_fold_nblocks < 0 || p->put_fold_nblocks > GPU_MAX_BLOCKS) {
+        p->put_fold_nblocks = p->xchg_nblocks;
+    }
     if (p->oneshot_blocks < 1 || p->oneshot_blocks > GPU_MAX_BLOCKS) {
         p->oneshot_blocks = 4;
     }

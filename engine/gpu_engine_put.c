@@ -45,19 +45,11 @@ typedef struct {
     uint64_t gone[GPU_PUT_GONE];
 } gpu_put_desc_t;
 
-/* Reductions among more ranks than this fold faster in the exchange
- * kernel's slots than straight from the peers' buffers: on 4x H100 a
- * reduce_scatter of 8, 16, 32, 64 MiB took 57, 74-76, 116, 198-199 us there
- * against the put fold's 62, 84, 124, 206 in the same session, 2-4 MiB the
- * same (docs/results/h100x4_2026-11-27_s13, e/ and f/); at 2 ranks the put
- * fold is the faster (h100x2_2026-11-26_put_sweep), 3 is not measured. */
-#define GPU_PUT_FOLD_MAX_RANKS 3
-
 int gpu_engine_put_takes(const gpu_engine_comm_t *c, const gpu_xchg_plan_t *plan, int blocking)
 {
     return blocking && c->p.put_min > 0 && c->nranks > 1 && !plan->relay && !plan->in_place &&
            plan->ll_bytes >= c->p.put_min &&
-           (GPU_XCHG_REDUCE != plan->mode || c->nranks <= GPU_PUT_FOLD_MAX_RANKS);
+           (GPU_XCHG_REDUCE != plan->mode || c->p.put_fold_nblocks > 0);
 }
 
 /* Does this call read from the peers (else write into them)? */
@@ -316,6 +308,7 @@ gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
     int32_t *verdicts;
     gpu_put_args_t a;
     gpu_status_t st = GPU_OK;
+    int nblocks;
 
     if (NULL == c->put_all) {
         c->put_all = calloc(n, sizeof(gpu_put_desc_t) + sizeof(int32_t));
@@ -374,20 +367,23 @@ gpu_status_t gpu_engine_put_run(gpu_engine_comm_t *c, gpu_engine_what_t *what,
         a.flags[r] = c->peer_base[r] + c->put_off;
     }
     a.call = ++c->put_calls;
+    nblocks = GPU_XCHG_REDUCE == plan->mode ? c->p.put_fold_nblocks : c->p.xchg_nblocks;
+    c->put_tickets += (unsigned long long) nblocks;
+    a.tickets = c->put_tickets;
     a.timeout_ns = (unsigned long long) (c->p.timeout_s * 1e9);
     a.err = c->err_dev;
     GPU_LOG(20, "%s: put (%s), %d segments, %d sources, %s, %d blocks", gpu_engine_what(what),
             gpu_put_reads(c, plan) && !a.push ? "read" : "write", a.nsegs, a.nsrc,
-            a.root >= 0 ? "spread" : "direct", c->p.xchg_nblocks);
+            a.root >= 0 ? "spread" : "direct", nblocks);
     c->t_launch = gpu_clock_now();
     if (GPU_XCHG_REDUCE == plan->mode) {
-        st = gpu_kernel_put_fold(op, dt, &a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
+        st = gpu_kernel_put_fold(op, dt, &a, nblocks, c->p.nthreads, c->stream);
     } else if (a.root >= 0) {
-        st = gpu_kernel_put_spread(&a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
+        st = gpu_kernel_put_spread(&a, nblocks, c->p.nthreads, c->stream);
     } else {
         st = gpu_put_engines(c, plan, &a);
         if (GPU_OK == st) {
-            st = gpu_kernel_put(&a, c->p.xchg_nblocks, c->p.nthreads, c->stream);
+            st = gpu_kernel_put(&a, nblocks, c->p.nthreads, c->stream);
         }
     }
     if (GPU_OK != st) {

@@ -286,6 +286,7 @@ static void gpu_setup_share_cap(gpu_engine_comm_t *c)
     cap = c->pk_sms / (2 * share) > 0 ? c->pk_sms / (2 * share) : 1;
     c->p.nblocks = c->p.nblocks > cap ? cap : c->p.nblocks;
     c->p.xchg_nblocks = c->p.xchg_nblocks > cap ? cap : c->p.xchg_nblocks;
+    c->p.put_fold_nblocks = c->p.put_fold_nblocks > cap ? cap : c->p.put_fold_nblocks;
     c->p.oneshot_blocks = c->p.oneshot_blocks > cap ? cap : c->p.oneshot_blocks;
     c->p.persist_blocks = c->p.persist_blocks > cap ? cap : c->p.persist_blocks;
     GPU_LOG(10, "rank %d: %d ranks share a GPU: kernels take at most %d blocks", c->rank, share,

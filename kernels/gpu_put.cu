@@ -58,9 +58,9 @@ __device__ void put_done(const gpu_put_args_t &a)
             const int q = (a.rank + k) % a.nranks;
             st_release_sys(put_flag(a.flags[q], a.rank, blockIdx.x), a.call);
         }
-        /* cumulative over calls: every call adds the same grid */
+        /* cumulative over calls, each adding its own grid */
         const unsigned long long t = atomicAdd(put_ticket(a.flags[a.rank]), 1ull) + 1;
-        last = t == a.call * gridDim.x;
+        last = t == a.tickets;
     }
     __syncthreads();
     if (!last) {

@@ -82,6 +82,9 @@ typedef struct {
     const char *from[GPU_MAX_PEERS];
     char *flags[GPU_MAX_PEERS]; /* each rank's put flags as mapped here */
     unsigned long long call;    /* this call's number, from 1, the same on every rank */
+    unsigned long long tickets; /* this rank's blocks of every call so far, this one's
+                                 * included: the last block's ticket (calls may differ in
+                                 * grid, a reduction's fold from a copy's) */
     unsigned long long timeout_ns;
     gpu_kernel_error_t *err;
 } gpu_put_args_t;

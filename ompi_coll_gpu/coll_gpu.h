@@ -78,6 +78,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long put_min;
     int put_read;
     int put_ce;
+    int put_fold_nblocks;
     int stream_order;
     int persist;
     unsigned long persist_max_bytes;

@@ -73,6 +73,7 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .xchg_split = 0,
     .put_min = 1024ul * 1024,
     .put_ce = -1,
+    .put_fold_nblocks = -1,
     .stream_order = 1,
     .persist = -1,
     .persist_max_bytes = 0,          /* automatic: by the communicator's size */
@@ -216,6 +217,12 @@ static int mca_coll_gpu_register(void)
                      "SMs: -1 a bcast's from 16 MiB (one link's one way, where the copy "
                      "engines are faster), 1 every copy, 0 none", MCA_BASE_VAR_TYPE_INT, NULL,
                      OPAL_INFO_LVL_6, &c->put_ce);
+    mca_coll_gpu_reg("put_fold_nblocks", "Thread blocks of a blocking device-buffer reduction "
+                     "(reduce_scatter, reduce, scan) whose largest pair reaches "
+                     "coll_gpu_put_min, read and folded straight from the peers' buffers; 0: "
+                     "such reductions take the exchange kernel; -1: coll_gpu_xchg_nblocks on "
+                     "2-3 ranks, 32 from 4 (every rank must use the same value)",
+                     MCA_BASE_VAR_TYPE_INT, NULL, OPAL_INFO_LVL_6, &c->put_fold_nblocks);
     mca_coll_gpu_reg("bcast_chain_min", "Smallest device-buffer bcast in bytes that is "
                      "pipelined along a chain of ranks when there are more than 2 (below it the "
                      "ranks spread it: each piece from the root to one rank, from there to the "
@@ -260,8 +267,10 @@ static int mca_coll_gpu_register(void)
                      "exchanges) that the resident kernel reduces (allreduce, reduce, "
                      "reduce_scatter, scan); at most coll_gpu_persist_max_bytes. Above it the "
                      "launched kernels are faster: the resident kernel's lines carry 8 data "
-                     "bytes in 16. 0: 1 MiB on communicators of up to 3 ranks, 256 KiB from 4 "
-                     "(measured on 4x H100: 1 MiB took 45 us there, 29 us through two-shot)",
+                     "bytes in 16. 0: 1 MiB on communicators of up to 3 ranks, 512 KiB on 4, "
+                     "256 KiB from 5 (measured on 4x H100: a 1 MiB allreduce took 45 us there, "
+                     "29 us through two-shot; a 2 MiB reduce_scatter 26 us there, 42 through "
+                     "the exchange kernel)",
                      MCA_BASE_VAR_TYPE_UNSIGNED_LONG, NULL, OPAL_INFO_LVL_5,
                      &c->persist_reduce_max_bytes);
     mca_coll_gpu_reg("persist_blocks", "Thread blocks of the resident kernel, 1-64, at most "

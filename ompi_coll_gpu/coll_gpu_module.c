@@ -330,6 +330,12 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->put_min = c->put_min;
     p->put_read = c->put_read;
     p->put_ce = c->put_ce;
+    /* -1: from 4 ranks the fold in 32 blocks (4x H100 reduce_scatter 4-128
+     * MiB 1-5% faster than the exchange kernel, which was 4-12% faster than
+     * the fold in 128: docs/results/h100x4_2026-11-27_s14 b/, s13 e/, f/);
+     * 2-3 ranks as measured before (the copies' block count) */
+    p->put_fold_nblocks = c->put_fold_nblocks >= 0 ? c->put_fold_nblocks
+                          : ompi_comm_size(comm) <= 3 ? c->xchg_nblocks : 32;
     p->nblocks = c->nblocks;
     p->nthreads = c->nthreads < GPU_MAX_PEERS ? GPU_MAX_PEERS
                   : (c->nthreads > 1024 ? 1024 : c->nthreads);
@@ -347,10 +353,15 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->persist_max_bytes = (copy_max < GPU_LL_MAX_BYTES ? copy_max : GPU_LL_MAX_BYTES) /
                            GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
     /* 0: where the resident kernel's half-rate lines still beat the
-     * two-shot kernel (docs/results/h100x4_2026-11-26_allreduce_thresholds) */
-    const size_t reduce_max = 0 != c->persist_reduce_max_bytes
-                                  ? c->persist_reduce_max_bytes
-                                  : ompi_comm_size(comm) >= 4 ? 256 * 1024 : 1024 * 1024;
+     * launched kernels (docs/results/h100x4_2026-11-26_allreduce_thresholds):
+     * at 4 ranks to 512 KiB a peer, where a rank takes in 1.5 MiB (a 2 MiB
+     * reduce_scatter on 4x H100: 26.2 us against 42.1 in the exchange kernel,
+     * NCCL 31.4: h100x4_2026-11-27_s14 b/); more ranks are not measured */
+    const int nr = ompi_comm_size(comm);
+    const size_t reduce_max = 0 != c->persist_reduce_max_bytes ? c->persist_reduce_max_bytes
+                              : nr <= 3                         ? 1024 * 1024
+                              : nr == 4                         ? 512 * 1024
+                                                                : 256 * 1024;
     p->persist_reduce_max_bytes = reduce_max < p->persist_max_bytes ? reduce_max
                                                                     : p->persist_max_bytes;
     p->persist_blocks = c->persist_blocks;

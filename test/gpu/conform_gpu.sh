@@ -56,6 +56,12 @@ run "4gpu_np4_nbr_put" $MPI -np 4 --mca coll_gpu_put_min 1 --mca coll_gpu_persis
 # a bcast among 3 or more ranks is spread over them (kernels/gpu_put.h): every size, 3 and 4 ranks
 run "4gpu_np3_put" $MPI -np 3 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 "$C" --quick
 run "4gpu_np4_put" $MPI -np 4 --mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 "$C" --quick
+# a reduction's fold in a grid of its own (coll_gpu_put_fold_nblocks) beside copies in
+# coll_gpu_xchg_nblocks blocks: the put kernels' completion tickets count each call's grid
+F32="--mca coll_gpu_put_min 1 --mca coll_gpu_persist 0 --mca coll_gpu_put_fold_nblocks 32"
+run "2gpu_np2_put_fold32" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES $F32 "$C" --quick
+run "4gpu_np3_put_fold32" $MPI -np 3 $F32 "$C" --quick
+run "4gpu_np4_put_fold32" $MPI -np 4 $F32 "$C" --quick
 run "2gpu_np2_timeout" $TWO $MPI -np 2 -x CUDA_VISIBLE_DEVICES --mca coll_gpu_timeout 2 "$B/test/conform/test_conform_timeout"
 [ -x "$B/test/bench/gpucoll_bench" ] && $MPI -np 4 "$B/test/bench/gpucoll_bench" -c allreduce -e 1048576 > "$OUT/bench_allreduce_4gpu.txt" 2>&1
 mps_on
