@@ -33,18 +33,6 @@ void gpu_plan_twoshot_cut(size_t bytes, int n, int nblocks, size_t cap, size_t *
     *blocks = (int) (nchunks < (size_t) nblocks ? nchunks : (size_t) nblocks);
 }
 
-gpu_reduce_way_t gpu_plan_reduce_way(int n, size_t bytes, int blocking, int paced, int ts,
-                                     size_t ts_min, size_t chain_min)
-{
-    if (n <= 2 || !blocking || paced) {
-        return GPU_REDUCE_DIRECT;
-    }
-    if (bytes >= chain_min) {
-        return GPU_REDUCE_CHAIN;
-    }
-    return ts && 0 != ts_min && bytes >= ts_min ? GPU_REDUCE_TWOSHOT : GPU_REDUCE_DIRECT;
-}
-
 /* The largest of counts every rank knows: a size all ranks agree on. */
 static size_t gpu_plan_max_of(const size_t *v, int n)
 {

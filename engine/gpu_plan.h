@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "kernels/gpu_kernels.h"
+#include "topo/gpu_topo_choice.h"
 #include "util/gpu_status.h"
 
 #ifdef __cplusplus
@@ -52,26 +53,7 @@ gpu_status_t gpu_plan_reduce(gpu_xchg_plan_t *p, int rank, int n, int root, cons
  * buffer.  Each link carries the message once. */
 gpu_status_t gpu_plan_reduce_chain(gpu_xchg_plan_t *p, int rank, int n, int root,
                                    const char *sbuf, char *rbuf, size_t bytes, const int *order);
-/*
- * Which way a device-buffer reduce of bytes goes among n ranks of one
- * node, as the component chooses (here, pure, so the CPU tests check the
- * choice): along a chain to the root from chain_min; from ts_min (0:
- * never) below chain_min the two-shot kernel's reduce-scatter with every
- * shard gathered at the root (ts: the engine takes it,
- * gpu_engine_reduce_ts_takes); else every rank straight to the root
- * (gpu_plan_reduce: the resident kernel, the put fold or the exchange
- * kernel).  The first two need more than 2 ranks (at 2 the direct way
- * moves the same bytes), a blocking call and no host-paced rounds
- * (paced), which move a relay one hop per round.  The same answer on
- * every rank: every argument is.
- */
-typedef enum {
-    GPU_REDUCE_DIRECT = 0,
-    GPU_REDUCE_TWOSHOT = 1,
-    GPU_REDUCE_CHAIN = 2
-} gpu_reduce_way_t;
-gpu_reduce_way_t gpu_plan_reduce_way(int n, size_t bytes, int blocking, int paced, int ts,
-                                     size_t ts_min, size_t chain_min);
+/* Which way a reduce goes: gpu_topo_reduce_way (topo/gpu_topo_choice.h). */
 /* The two-shot way's name in traces and timing files (the others are
  * named by their plans: "chain", "put", "exchange-reduce", ...). */
 #define GPU_PLAN_REDUCE_TS_NAME "two-shot to root"

@@ -326,7 +326,7 @@ static int gpu_native_plan(mca_coll_gpu_native_t *x, const char *what, gpu_statu
  * rank count and the pacing are the same everywhere): more than two
  * ranks, from min bytes, blocking only, and not under host-paced rounds,
  * which move a relay one hop per round.  Reduce: the same rule in
- * gpu_plan_reduce_way. */
+ * gpu_topo_reduce_way. */
 static int gpu_chain_takes(const mca_coll_gpu_module_t *m, int n, size_t bytes,
                            unsigned long min, int blocking)
 {
@@ -467,7 +467,7 @@ static int gpu_native_reduce(mca_coll_gpu_module_t *m, const mca_coll_gpu_args_t
     }
     const size_t bytes = (size_t) a->rcount * gpu_dtype_size(x->call.dt);
     const char *sbuf = in_place ? NULL : (const char *) a->sbuf;
-    const gpu_reduce_way_t way = gpu_plan_reduce_way(
+    const gpu_reduce_way_t way = gpu_topo_reduce_way(
         n, bytes, blocking, gpu_engine_paced(m->engine),
         gpu_engine_reduce_ts_takes(m->engine, bytes, x->call.op, x->call.dt, blocking),
         mca_coll_gpu_component.reduce_twoshot_min, mca_coll_gpu_component.reduce_chain_min);

@@ -19,6 +19,7 @@
 #include "ompi/constants.h"
 
 #include "hier/gpu_hier_choice.h"
+#include "topo/gpu_topo_choice.h"
 #include "util/gpu_cuda_drv.h"
 
 const char *mca_coll_gpu_component_version_string = "Open MPI coll/gpu component version 0.1.0";
@@ -48,37 +49,37 @@ mca_coll_gpu_component_t mca_coll_gpu_component = {
     .verbose = 0,
     .output = -1,
     .allreduce_algorithm = MCA_COLL_GPU_ALGO_AUTO,
-    .oneshot_max = 256 * 1024,
+    .oneshot_max = GPU_TOPO_DEF_ONESHOT_MAX,
     .scratch_bytes = 128ul * 1024 * 1024,
-    .nblocks = 128,
+    .nblocks = GPU_TOPO_DEF_NBLOCKS,
     .nthreads = 1024,
-    .oneshot_blocks = 8,
+    .oneshot_blocks = GPU_TOPO_DEF_ONESHOT_BLOCKS,
     .timeout = 60.0,
     .fallback = NULL,
     /* 4x H100 (docs/results/h100x4_2026-11-26_chains): below 16 MiB the
      * root writing to (reading from) every rank beat the chains */
     /* below it the put path's spread by writes is faster on 4 and 3 GPUs
      * (16 MiB: 101 us against the chain's 145; docs/results/h100x4_2026-11-27_s7) */
-    .bcast_chain_min = 64ul * 1024 * 1024,
-    .reduce_chain_min = 64ul * 1024 * 1024,
+    .bcast_chain_min = GPU_TOPO_DEF_BCAST_CHAIN_MIN,
+    .reduce_chain_min = GPU_TOPO_DEF_REDUCE_CHAIN_MIN,
     /* from 1 MiB on 4x H100 the put fold (the root reads every peer's
      * whole buffer) took 0.55-0.7x NCCL's time, bound by the root's links
      * (docs/results/h100x4_2026-11-27_s7_sweep); at 512 KiB the exchange
      * kernel beat the two-shot (27.7 us against 31.3).  The two-shot to
      * the root, 4x H100 (h100x4_2026-11-27_s12/d): 1, 2, 4, 8 MiB in 29.5,
      * 34.4, 44.8, 63.8 us against the put fold's 40.2, 48.1, 64.5, 99.3 */
-    .reduce_twoshot_min = 1024ul * 1024,
+    .reduce_twoshot_min = GPU_TOPO_DEF_REDUCE_TWOSHOT_MIN,
     .xchg_scratch_bytes = 256ul * 1024 * 1024,
-    .xchg_nblocks = 128,
+    .xchg_nblocks = GPU_TOPO_DEF_XCHG_NBLOCKS,
     .xchg_split = 0,
-    .put_min = 1024ul * 1024,
+    .put_min = GPU_TOPO_DEF_PUT_MIN,
     .put_ce = -1,
     .put_fold_nblocks = -1,
     .stream_order = 1,
     .persist = -1,
     .persist_max_bytes = 0,          /* automatic: by the communicator's size */
     .persist_reduce_max_bytes = 0,   /* automatic: by the communicator's size */
-    .persist_blocks = 64,
+    .persist_blocks = GPU_TOPO_DEF_PERSIST_BLOCKS,
     .persist_piece_bytes = 4096,
     .persist_idle_us = 200.0,
     .persist_gap_us = 10.0,

@@ -19,6 +19,7 @@
 #include "ompi/runtime/mpiruntime.h"
 
 #include "kernels/gpu_ll.h"
+#include "topo/gpu_topo_choice.h"
 #include "util/gpu_cuda_drv.h"
 #include "util/gpu_host_ranges.h"
 
@@ -330,12 +331,11 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->put_min = c->put_min;
     p->put_read = c->put_read;
     p->put_ce = c->put_ce;
-    /* -1: from 4 ranks the fold in 32 blocks (4x H100 reduce_scatter 4-128
-     * MiB 1-5% faster than the exchange kernel, which was 4-12% faster than
-     * the fold in 128: docs/results/h100x4_2026-11-27_s14 b/, s13 e/, f/);
-     * 2-3 ranks as measured before (the copies' block count) */
-    p->put_fold_nblocks = c->put_fold_nblocks >= 0 ? c->put_fold_nblocks
-                          : ompi_comm_size(comm) <= 3 ? c->xchg_nblocks : 32;
+    /* automatic (-1, 0): by the communicator's shape (topo/gpu_topo_choice.h) */
+    p->put_fold_nblocks = c->put_fold_nblocks >= 0
+                              ? c->put_fold_nblocks
+                              : gpu_topo_auto_put_fold_nblocks(ompi_comm_size(comm),
+                                                               c->xchg_nblocks);
     p->nblocks = c->nblocks;
     p->nthreads = c->nthreads < GPU_MAX_PEERS ? GPU_MAX_PEERS
                   : (c->nthreads > 1024 ? 1024 : c->nthreads);
@@ -343,25 +343,13 @@ void mca_coll_gpu_engine_params(gpu_engine_params_t *p, ompi_communicator_t *com
     p->timeout_s = mca_coll_gpu_timeout_s();
     p->order_legacy = MCA_COLL_GPU_ORDER_EVERY_CALL == c->stream_order;
     p->persist = c->persist;
-    /* 0: the put path beats the resident kernel's half-rate lines above 1 MiB
-     * per peer from 4 ranks (4x H100, a 2x2 periodic halo of 1 MiB per
-     * neighbour: 60.6 us resident, 44.0 put), not below 2 MiB on 2 (2x H100,
-     * a 4 MiB allgather: 23.1 us resident, 26.9 put):
-     * docs/results/h100x4_2026-11-26_nbr_put */
     const size_t copy_max = 0 != c->persist_max_bytes ? c->persist_max_bytes
-                            : ompi_comm_size(comm) >= 4 ? 1024 * 1024 : 2048 * 1024;
+                            : gpu_topo_auto_persist_max(ompi_comm_size(comm));
     p->persist_max_bytes = (copy_max < GPU_LL_MAX_BYTES ? copy_max : GPU_LL_MAX_BYTES) /
                            GPU_LL_PAYLOAD * GPU_LL_PAYLOAD;
-    /* 0: where the resident kernel's half-rate lines still beat the
-     * launched kernels (docs/results/h100x4_2026-11-26_allreduce_thresholds):
-     * at 4 ranks to 512 KiB a peer, where a rank takes in 1.5 MiB (a 2 MiB
-     * reduce_scatter on 4x H100: 26.2 us against 42.1 in the exchange kernel,
-     * NCCL 31.4: h100x4_2026-11-27_s14 b/); more ranks are not measured */
-    const int nr = ompi_comm_size(comm);
-    const size_t reduce_max = 0 != c->persist_reduce_max_bytes ? c->persist_reduce_max_bytes
-                              : nr <= 3                         ? 1024 * 1024
-                              : nr == 4                         ? 512 * 1024
-                                                                : 256 * 1024;
+    const size_t reduce_max = 0 != c->persist_reduce_max_bytes
+                                  ? c->persist_reduce_max_bytes
+                                  : gpu_topo_auto_persist_reduce_max(ompi_comm_size(comm));
     p->persist_reduce_max_bytes = reduce_max < p->persist_max_bytes ? reduce_max
                                                                     : p->persist_max_bytes;
     p->persist_blocks = c->persist_blocks;

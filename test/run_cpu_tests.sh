@@ -25,6 +25,7 @@ run "unit: large-message pool: shared per device, mapped once per peer process, 
 run "unit: a communicator's device memory with the pool: own area within coll_gpu_pool_comm_bytes, 48 communicators within 1 GiB, all back at the last free" "$B/test/unit/test_comm_memory"
 run "unit: topology table" "$B/test/unit/test_topo"
 run "unit: collective plans emulated against host references" "$B/test/unit/test_plan"
+run "unit: the kernel, protocol and blocks per collective and size at the defaults for 2-16 ranks" "$B/test/unit/test_topo_choice"
 run "unit: long double int reductions: moved, folded in rank order, as the x87 compares" "$B/test/unit/test_wide"
 run "unit: driver stand-in's device memory: host access faults, copies reach it, attributes, reuse" "$B/test/unit/test_fake_device" "$B/test/fake/libcuda.so.1"
 T=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +33,18 @@ run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured
 run "OSU runner: pass, fail, crash and the OMB reduce_scatter defect get their verdicts" sh "$T/test/osu/test_osu_run.sh"
 run "gpucoll-topo on a machine without GPU says what it could not see" sh -c "'$B/tools/gpucoll-topo' | grep -q 'not seen: no NVIDIA GPU'"
 run "gpucoll-topo prints a 16-node DGX plan from a file" sh -c "'$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16 | grep -q 'rail: local 7 (gpu7) -> mlx5_7 (PIX)'"
+run "gpucoll-topo on one node: the kernel, protocol and blocks per collective and size for 2, 4 and 8 GPUs; --terms for the GPU check" sh -c "
+  for g in 2 4 8; do
+    out=\$('$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --gpus-per-node \$g) || exit 1
+    for c in allreduce bcast reduce allgather reduce_scatter alltoall; do
+      echo \"\$out\" | grep -A6 \"^  \$c\\\$\" | grep -q ' persistent  *LL  *64 blocks' || { echo \"\$g GPUs: no resident range for \$c\"; exit 1; }
+    done
+  done
+  '$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --gpus-per-node 4 | grep -A4 '^  reduce_scatter\$' | grep -q '4 MiB - 2 GiB  *put  *simple  *32 blocks' || { echo '4 GPUs: reduce_scatter from 4 MiB not the fold in 32 blocks'; exit 1; }
+  '$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --gpus-per-node 4 | grep -A4 '^  reduce\$' | grep -q '1 MiB - 32 MiB  *two-shot to root' || { echo '4 GPUs: no two-shot reduce range'; exit 1; }
+  '$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --gpus-per-node 4 --terms reduce_scatter | grep -qx '2097152 524288 persistent|LL|64' || { echo '--terms'; exit 1; }
+  '$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --gpus-per-node 4 --terms nothing > /dev/null 2>&1 && { echo 'an unknown collective accepted'; exit 1; }
+  exit 0"
 run "topology across nodes: the hierarchy's choice and price per collective and size, as the runtime chooses" "$B/test/unit/test_topo_hier" "$T/test/topo/fixtures" "$T"
 run "gpucoll-topo --nodes 16: every collective's algorithm and predicted time, the allreduce switching, a calibration file" sh -c "
   out=\$('$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16) || exit 1

@@ -4,7 +4,9 @@
  * by --dump or by coll_gpu_topo_dump), the ring, channels, trees and rail
  * map for a job shape, and the cost model's predicted time and bus
  * bandwidth per collective and size; across nodes, the algorithm the
- * hierarchy would run per collective and size (gpucoll_topo_hier.c).
+ * hierarchy would run per collective and size (gpucoll_topo_hier.c); on
+ * one node, the kernel, protocol and block count each collective takes
+ * per size (gpucoll_topo_choice.c).
  *
  *   gpucoll-topo [--file node.xml] [--nodes N] [--gpus-per-node G]
  *                [--last-node-gpus G] [--min BYTES] [--max BYTES] [--dump out.xml]
@@ -190,6 +192,14 @@ int main(int argc, char **argv)
     o.hm.alpha_s = alpha_us * 1e-6;
     o.hm.beta_Bps = beta_gbs * 1e9;
     o.source = source;
+    if (NULL != terms && 1 == nnodes) {
+        if (nlocal < 2 || 0 != gpucoll_topo_choice_terms(nlocal, terms, o.minb, o.maxb)) {
+            fprintf(stderr, "gpucoll-topo: --terms %s: not a collective of %d ranks on one "
+                            "node\n", terms, nlocal);
+            return 1;
+        }
+        return 0;
+    }
     if (NULL != terms) {
         if (nnodes < 2 || 0 != gpucoll_topo_terms(&node, &plan, &o, terms)) {
             fprintf(stderr, "gpucoll-topo: --terms %s: not a collective the hierarchy runs "
@@ -219,6 +229,9 @@ int main(int argc, char **argv)
             printf("  %17.1f %5.0f", t, bus);
         }
         printf("\n");
+    }
+    if (nlocal >= 2) {
+        gpucoll_topo_choice_print(&node, &plan, nlocal, o.minb, o.maxb);
     }
     return 0;
 }

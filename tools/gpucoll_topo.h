@@ -31,4 +31,13 @@ void gpucoll_topo_hier_print(const gpu_topo_node_t *node, const gpu_topo_plan_t 
 int gpucoll_topo_terms(const gpu_topo_node_t *node, const gpu_topo_plan_t *plan,
                        const gpucoll_topo_opts_t *o, const char *coll);
 
+/* One node (gpucoll_topo_choice.c): the kernel, protocol and blocks each
+ * collective takes per size among nranks ranks, as size ranges with the
+ * model's times; --terms: a line per size (x2 steps) "bytes pair
+ * kernel|protocol|blocks" for test/topo/check_choice.py, -1 for a name
+ * that is not a collective. */
+void gpucoll_topo_choice_print(const gpu_topo_node_t *node, const gpu_topo_plan_t *plan,
+                               int nranks, double minb, double maxb);
+int gpucoll_topo_choice_terms(int nranks, const char *coll, double minb, double maxb);
+
 #endif /* GPUCOLL_TOPO_H */

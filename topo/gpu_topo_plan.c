@@ -1,3 +1,4 @@
+#include "topo/gpu_topo_choice.h"
 #include "topo/gpu_topo_plan.h"
 
 #include <math.h>
@@ -229,14 +230,11 @@ static int gpu_resident(const gpu_topo_model_t *m, gpu_coll_t coll, int nnodes, 
     const double wire = coll == GPU_COLL_ALLREDUCE ? (l - 1) * bytes
                         : coll == GPU_COLL_BCAST   ? bytes
                                                    : (l - 1) / l * bytes;
-    /* the component's automatic reduce limit: from 4 ranks the two-shot
-     * kernel beats the resident kernel's half-rate lines above 256 KiB
-     * (docs/results/h100x4_2026-11-26_allreduce_thresholds) */
-    const double reduce_max = l >= 4 && m->persist_reduce_max > 262144.0 ? 262144.0
-                                                                         : m->persist_reduce_max;
-    /* and its copy limit: from 4 ranks the put path beats it above 1 MiB
-     * (docs/results/h100x4_2026-11-26_nbr_put) */
-    const double copy_max = l >= 4 && m->persist_max > 1048576.0 ? 1048576.0 : m->persist_max;
+    /* the component's automatic limits for this shape (gpu_topo_choice.h),
+     * under the calibration host's */
+    const double reduce_max = fmin(m->persist_reduce_max,
+                                   (double) gpu_topo_auto_persist_reduce_max((int) l));
+    const double copy_max = fmin(m->persist_max, (double) gpu_topo_auto_persist_max((int) l));
     if (1 != nnodes || l < 2 || per_peer > (0 == k || 3 == k ? reduce_max : copy_max)) {
         return 0;
     }

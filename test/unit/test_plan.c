@@ -749,7 +749,7 @@ static void test_twoshot_cut(void)
     CHECK(s == 32768 && nb == 128, "8 MiB: 128 blocks of one 32 KiB shard (got %zu, %d)", s, nb);
 }
 
-/* The reduce's way (gpu_plan_reduce_way) at the component's defaults,
+/* The reduce's way (gpu_topo_reduce_way) at the component's defaults,
  * coll_gpu_reduce_twoshot_min 1 MiB and coll_gpu_reduce_chain_min 64 MiB
  * (run_cpu_tests.sh checks ompi_info shows them), and the name the
  * timing file carries for the two-shot. */
@@ -762,7 +762,7 @@ static void test_reduce_way(void)
         { 64 * M - 4, GPU_REDUCE_TWOSHOT }, { 64 * M, GPU_REDUCE_CHAIN },
         { 128 * M, GPU_REDUCE_CHAIN } };
     for (size_t i = 0; i < sizeof(at4) / sizeof(at4[0]); ++i) {
-        const gpu_reduce_way_t w = gpu_plan_reduce_way(4, at4[i].bytes, 1, 0, 1, ts, chain);
+        const gpu_reduce_way_t w = gpu_topo_reduce_way(4, at4[i].bytes, 1, 0, 1, ts, chain);
         CHECK(w == at4[i].way, "reduce of %zu bytes at np 4: way %d (want %d)", at4[i].bytes,
               (int) w, (int) at4[i].way);
     }
@@ -772,28 +772,28 @@ static void test_reduce_way(void)
     int never = 1;
     for (int n = 1; n <= 32; ++n) {
         for (size_t b = 0; b <= 64 * M; b = b ? 2 * b : 1) {
-            never &= GPU_REDUCE_TWOSHOT != gpu_plan_reduce_way(n, b, 1, 0, 1, 0, chain);
-            never &= GPU_REDUCE_TWOSHOT != gpu_plan_reduce_way(n, b + 12, 1, 0, 1, 0, 64 * M);
+            never &= GPU_REDUCE_TWOSHOT != gpu_topo_reduce_way(n, b, 1, 0, 1, 0, chain);
+            never &= GPU_REDUCE_TWOSHOT != gpu_topo_reduce_way(n, b + 12, 1, 0, 1, 0, 64 * M);
         }
     }
     CHECK(never, "coll_gpu_reduce_twoshot_min 0: the two-shot is never chosen");
-    CHECK(GPU_REDUCE_TWOSHOT == gpu_plan_reduce_way(3, 4 * M, 1, 0, 1, ts, chain) &&
-          GPU_REDUCE_TWOSHOT == gpu_plan_reduce_way(8, 4 * M, 1, 0, 1, ts, chain),
+    CHECK(GPU_REDUCE_TWOSHOT == gpu_topo_reduce_way(3, 4 * M, 1, 0, 1, ts, chain) &&
+          GPU_REDUCE_TWOSHOT == gpu_topo_reduce_way(8, 4 * M, 1, 0, 1, ts, chain),
           "3 and 8 ranks take the two-shot at 4 MiB");
-    CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(2, 4 * M, 1, 0, 1, ts, chain),
+    CHECK(GPU_REDUCE_DIRECT == gpu_topo_reduce_way(2, 4 * M, 1, 0, 1, ts, chain),
           "2 ranks keep the direct way (the same bytes on the root's link)");
-    CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 4 * M, 0, 0, 1, ts, chain) &&
-          GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 128 * M, 0, 0, 1, ts, chain),
+    CHECK(GPU_REDUCE_DIRECT == gpu_topo_reduce_way(4, 4 * M, 0, 0, 1, ts, chain) &&
+          GPU_REDUCE_DIRECT == gpu_topo_reduce_way(4, 128 * M, 0, 0, 1, ts, chain),
           "nonblocking reduces keep the direct way (host-paced rounds)");
-    CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 4 * M, 1, 1, 1, ts, chain) &&
-          GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 128 * M, 1, 1, 1, ts, chain),
+    CHECK(GPU_REDUCE_DIRECT == gpu_topo_reduce_way(4, 4 * M, 1, 1, 1, ts, chain) &&
+          GPU_REDUCE_DIRECT == gpu_topo_reduce_way(4, 128 * M, 1, 1, 1, ts, chain),
           "host-paced communicators keep the direct way");
-    CHECK(GPU_REDUCE_DIRECT == gpu_plan_reduce_way(4, 4 * M, 1, 0, 0, ts, chain) &&
-          GPU_REDUCE_CHAIN == gpu_plan_reduce_way(4, 128 * M, 1, 0, 0, ts, chain),
+    CHECK(GPU_REDUCE_DIRECT == gpu_topo_reduce_way(4, 4 * M, 1, 0, 0, ts, chain) &&
+          GPU_REDUCE_CHAIN == gpu_topo_reduce_way(4, 128 * M, 1, 0, 0, ts, chain),
           "where the engine refuses the two-shot the direct way, the chain unchanged");
-    CHECK(GPU_REDUCE_TWOSHOT == gpu_plan_reduce_way(4, 32 * M, 1, 0, 1, ts, 64 * M) &&
-          GPU_REDUCE_CHAIN == gpu_plan_reduce_way(4, 32 * M, 1, 0, 1, ts, 16 * M) &&
-          GPU_REDUCE_CHAIN == gpu_plan_reduce_way(4, 4 * M, 1, 0, 1, 8 * M, 4 * M),
+    CHECK(GPU_REDUCE_TWOSHOT == gpu_topo_reduce_way(4, 32 * M, 1, 0, 1, ts, 64 * M) &&
+          GPU_REDUCE_CHAIN == gpu_topo_reduce_way(4, 32 * M, 1, 0, 1, ts, 16 * M) &&
+          GPU_REDUCE_CHAIN == gpu_topo_reduce_way(4, 4 * M, 1, 0, 1, 8 * M, 4 * M),
           "the chain's threshold bounds the two-shot from above and wins over it");
 }
 

@@ -195,6 +195,26 @@ static void test_dgx(void)
     }
 }
 
+/* The model prices the kernel the engine runs: its resident range is the
+ * component's automatic one for the shape (gpu_topo_choice.h), so on 4
+ * GPUs a 2 MiB reduce_scatter (512 KiB a peer) is resident, 4 MiB is not,
+ * and a 1 MiB allreduce is not. */
+static void test_model_follows_limits(void)
+{
+    const char *algo = "";
+    if (!load("dgx_h100.xml") || GPU_OK != gpu_topo_plan_build(&node, 1, 4, M, &plan)) {
+        return;
+    }
+    (void) gpu_topo_predict(&node, &plan, M, GPU_COLL_REDUCE_SCATTER, 2.0 * 1048576, NULL, &algo);
+    CHECK(0 == strcmp(algo, "resident"), "4 GPUs, reduce_scatter 2 MiB priced as %s", algo);
+    (void) gpu_topo_predict(&node, &plan, M, GPU_COLL_REDUCE_SCATTER, 4.0 * 1048576, NULL, &algo);
+    CHECK(0 != strcmp(algo, "resident"), "4 GPUs, reduce_scatter 4 MiB priced as %s", algo);
+    (void) gpu_topo_predict(&node, &plan, M, GPU_COLL_ALLREDUCE, 1048576, NULL, &algo);
+    CHECK(0 == strcmp(algo, "two-shot"), "4 GPUs, allreduce 1 MiB priced as %s", algo);
+    (void) gpu_topo_predict(&node, &plan, M, GPU_COLL_ALLREDUCE, 524288, NULL, &algo);
+    CHECK(0 == strcmp(algo, "resident"), "4 GPUs, allreduce 512 KiB priced as %s", algo);
+}
+
 static void test_pcie_two_sockets(void)
 {
     int crossings = 0;
@@ -271,6 +291,7 @@ int main(int argc, char **argv)
     test_h200x2();
     test_model_vs_measured();
     test_dgx();
+    test_model_follows_limits();
     test_pcie_two_sockets();
     test_two_gpus_one_nic_per_socket();
     test_bad_files();

@@ -2,7 +2,8 @@
 # Every collective 8 B-1 GiB, one rank per GPU, on 4 GPUs and on 2, against
 # NCCL's blocking call and its graph replay in the same run (--graph);
 # neighbor_alltoall (2x2 periodic) on 4.  Listings and CSVs into $OUT.
-# NS picks the GPU counts (default "4 2"), COLLS the collectives.
+# NS picks the GPU counts (default "4 2"), COLLS the collectives, NBR=0
+# leaves neighbor_alltoall out.
 . .gpuhost/setup.sh
 G=$PWD/gpurun
 export OMPI_MCA_mca_base_component_path="$OMPI_MCA_mca_base_component_path:$G/.libs"
@@ -18,7 +19,7 @@ for n in ${NS:-4 2}; do
 done
 unset CUDA_VISIBLE_DEVICES; M="mpirun --bind-to none --oversubscribe -x LD_LIBRARY_PATH"
 echo "[$SECONDS s] neighbor_alltoall 4 GPUs"
-[ "${NS:-4 2}" != 2 ] && timeout 150 $M -np 4 $G/test/bench/gpucoll_bench -c neighbor_alltoall -e 67108864 --graph \
+[ "${NS:-4 2}" != 2 ] && [ "${NBR:-1}" = 1 ] && timeout 150 $M -np 4 $G/test/bench/gpucoll_bench -c neighbor_alltoall -e 67108864 --graph \
   --csv $OUT/bench_neighbor_alltoall_4gpu.csv > $OUT/bench_neighbor_alltoall_4gpu.txt 2>&1
 echo "[$SECONDS s] done"
 tar czf $OUT/sweep.tgz -C $OUT $(cd $OUT && ls bench_*) && rm -f $OUT/bench_*
