@@ -29,7 +29,7 @@ run "unit: the kernel, protocol and blocks per collective and size at the defaul
 run "unit: long double int reductions: moved, folded in rank order, as the x87 compares" "$B/test/unit/test_wide"
 run "unit: driver stand-in's device memory: host access faults, copies reach it, attributes, reuse" "$B/test/unit/test_fake_device" "$B/test/fake/libcuda.so.1"
 T=$(cd "$(dirname "$0")/.." && pwd)
-run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured" "$B/test/unit/test_topo_plan" "$T/test/topo/fixtures" "$T/docs/results/h200x2_2026-11-22_resident_kernel"
+run "topology: fixtures -> rings, channels, trees, rails; cost model vs measured on 2 and 4 GPUs" "$B/test/unit/test_topo_plan" "$T/test/topo/fixtures" "$T/docs/results/h200x2_2026-11-22_resident_kernel" "$T/docs/results/h100x4_2026-11-27_s14_sweep"
 run "OSU runner: pass, fail, crash and the OMB reduce_scatter defect get their verdicts" sh "$T/test/osu/test_osu_run.sh"
 run "gpucoll-topo on a machine without GPU says what it could not see" sh -c "'$B/tools/gpucoll-topo' | grep -q 'not seen: no NVIDIA GPU'"
 run "gpucoll-topo prints a 16-node DGX plan from a file" sh -c "'$B/tools/gpucoll-topo' --file '$T/test/topo/fixtures/dgx_h100.xml' --nodes 16 | grep -q 'rail: local 7 (gpu7) -> mlx5_7 (PIX)'"

@@ -208,8 +208,11 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    /* one node: the calibration nearest its GPU count; across nodes the
+     * node steps keep the 2x H200 fit the hierarchy's prices were checked with */
+    const gpu_topo_model_t *model = 1 == nnodes ? gpu_topo_model_for(nlocal) : &gpu_topo_model_h200;
     printf("plan: %d node(s) x %d GPU(s)%s, model %s\n", nnodes, nlocal,
-           o.hm.even ? "" : " (the last node fewer)", gpu_topo_model_h200.name);
+           o.hm.even ? "" : " (the last node fewer)", model->name);
     gpu_topo_plan_print(&node, &plan, print_line, NULL);
     if (nnodes > 1) {
         gpucoll_topo_hier_print(&node, &plan, &o);
@@ -224,8 +227,7 @@ int main(int argc, char **argv)
         printf("%14.0f", b);
         for (int c = 0; c < GPU_COLL_NCOLLS; ++c) {
             double bus;
-            double t = gpu_topo_predict(&node, &plan, &gpu_topo_model_h200, (gpu_coll_t) c, b, &bus,
-                                        NULL);
+            double t = gpu_topo_predict(&node, &plan, model, (gpu_coll_t) c, b, &bus, NULL);
             printf("  %17.1f %5.0f", t, bus);
         }
         printf("\n");

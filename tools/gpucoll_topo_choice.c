@@ -49,10 +49,10 @@ static void gpucoll_range(const gpu_topo_node_t *node, const gpu_topo_plan_t *pl
     gpucoll_size(hi, b, sizeof(b));
     if (mc >= 0) {
         snprintf(t, sizeof(t), "  (model %.1f-%.1f us)",
-                 gpu_topo_predict(node, plan, &gpu_topo_model_h200, (gpu_coll_t) mc, lo, NULL,
-                                  NULL),
-                 gpu_topo_predict(node, plan, &gpu_topo_model_h200, (gpu_coll_t) mc, hi, NULL,
-                                  NULL));
+                 gpu_topo_predict(node, plan, gpu_topo_model_for(plan->nlocal), (gpu_coll_t) mc,
+                                  lo, NULL, NULL),
+                 gpu_topo_predict(node, plan, gpu_topo_model_for(plan->nlocal), (gpu_coll_t) mc,
+                                  hi, NULL, NULL));
     }
     printf("    %8s - %-8s %-17s %-6s %3d blocks%s\n", a, b, c->label, c->proto, c->nblocks, t);
 }

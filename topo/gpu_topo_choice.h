@@ -16,8 +16,9 @@
  * what ran (test/topo/check_choice.py).
  *
  * The limits are measured crossovers (each with its run under docs/results),
- * not yet derived from the model's curves: the model was fitted on 2x H200
- * and mispredicts the 4-GPU crossovers (docs/tuning.md, "The plan").
+ * not minima of the model's curves: each of the model's classes is fitted
+ * on the sizes its kernel runs (test/topo/calibrate_choice.py), so it does
+ * not price a kernel where it never ran (docs/tuning.md, "The plan").
  */
 #ifndef GPU_TOPO_CHOICE_H
 #define GPU_TOPO_CHOICE_H

@@ -214,53 +214,76 @@ static double gpu_term(const gpu_topo_model_t *m, int cls, double wire, double g
     return gpu_curve(m->lat_us[cls], m->eff[cls], m->fill_us[cls], m->fill_bytes[cls], wire, gbps);
 }
 
-/* The resident kernel takes a call on one node when the largest message
- * one rank sends one peer fits (allgather: nccl-tests size is the output;
- * reduce_scatter: the input). */
-static int gpu_resident(const gpu_topo_model_t *m, gpu_coll_t coll, int nnodes, double l,
-                        double bytes, double bw, double *t)
+static gpu_choice_coll_t gpu_choice_of(gpu_coll_t coll)
 {
-    const double per_peer = coll == GPU_COLL_ALLREDUCE || coll == GPU_COLL_BCAST ? bytes : bytes / l;
-    /* allreduce, bcast, copy exchanges (allgather), reducing exchanges
-     * (reduce_scatter): the kernel folds a line per source in the last */
-    const int k = coll == GPU_COLL_ALLREDUCE         ? 0
-                  : coll == GPU_COLL_BCAST          ? 1
-                  : coll == GPU_COLL_REDUCE_SCATTER ? 3
-                                                    : 2;
-    const double wire = coll == GPU_COLL_ALLREDUCE ? (l - 1) * bytes
-                        : coll == GPU_COLL_BCAST   ? bytes
-                                                   : (l - 1) / l * bytes;
-    /* the component's automatic limits for this shape (gpu_topo_choice.h),
-     * under the calibration host's */
-    const double reduce_max = fmin(m->persist_reduce_max,
-                                   (double) gpu_topo_auto_persist_reduce_max((int) l));
-    const double copy_max = fmin(m->persist_max, (double) gpu_topo_auto_persist_max((int) l));
-    if (1 != nnodes || l < 2 || per_peer > (0 == k || 3 == k ? reduce_max : copy_max)) {
-        return 0;
-    }
-    *t = gpu_curve(m->res_lat_us[k], m->res_eff[k], m->res_fill_us[k], m->res_fill_bytes[k], wire,
-                   bw);
-    return 1;
+    return coll == GPU_COLL_ALLREDUCE        ? GPU_CHOICE_ALLREDUCE
+           : coll == GPU_COLL_BCAST          ? GPU_CHOICE_BCAST
+           : coll == GPU_COLL_ALLGATHER      ? GPU_CHOICE_ALLGATHER
+                                             : GPU_CHOICE_REDUCE_SCATTER;
 }
 
-/* The launched kernels' intra-node part. */
-static double gpu_launched(const gpu_topo_model_t *m, gpu_coll_t coll, int nnodes, double l,
-                           double bytes, double bw, const char **name)
+/* One node: the kernel the engine takes for this size among l ranks
+ * (gpu_topo_choose at the component's defaults), priced by its class; the
+ * bytes on the busiest rank's links: allreduce resident and one-shot
+ * every peer the whole buffer, two-shot 2(l-1)/l of it, a bcast the
+ * buffer, exchanges (l-1)/l of the nccl-tests size. */
+static double gpu_one_node(const gpu_topo_model_t *m, gpu_coll_t coll, double l, double bytes,
+                           double bw, const char **name)
+{
+    gpu_topo_limits_t lim;
+    gpu_topo_choice_t c;
+    const double exch = (l - 1) / l * bytes;
+    gpu_topo_limits_default((int) l, &lim);
+    if (lim.persist_max > (size_t) m->persist_max) {
+        lim.persist_max = (size_t) m->persist_max;   /* the calibration host's range */
+    }
+    if (lim.persist_reduce_max > (size_t) m->persist_reduce_max) {
+        lim.persist_reduce_max = (size_t) m->persist_reduce_max;
+    }
+    gpu_topo_choose(&lim, (int) l, gpu_choice_of(coll), (size_t) bytes, &c);
+    *name = c.label;
+    if (0 == strcmp(c.label, "persistent")) {
+        /* allreduce, bcast, copy exchanges, reducing exchanges */
+        const int k = coll == GPU_COLL_ALLREDUCE ? 0 : coll == GPU_COLL_BCAST ? 1
+                      : coll == GPU_COLL_ALLGATHER ? 2 : 3;
+        const double wire = coll == GPU_COLL_ALLREDUCE ? (l - 1) * bytes
+                            : coll == GPU_COLL_BCAST   ? bytes : exch;
+        return gpu_curve(m->res_lat_us[k], m->res_eff[k], m->res_fill_us[k], m->res_fill_bytes[k],
+                         wire, bw);
+    }
+    if (0 == strcmp(c.label, "one-shot")) {
+        return gpu_term(m, GPU_TOPO_ONESHOT, (l - 1) * bytes, bw);
+    }
+    if (0 == strcmp(c.label, "two-shot")) {
+        return gpu_term(m, GPU_TOPO_TWOSHOT, 2 * (l - 1) / l * bytes, bw);
+    }
+    if (0 == strcmp(c.label, "chain")) {
+        return gpu_term(m, GPU_TOPO_CHAIN, bytes, bw);
+    }
+    if (0 == strcmp(c.label, "put")) {
+        return coll == GPU_COLL_BCAST            ? gpu_term(m, GPU_TOPO_PUT_SPREAD, bytes, bw)
+               : coll == GPU_COLL_REDUCE_SCATTER ? gpu_term(m, GPU_TOPO_PUT_FOLD, exch, bw)
+                                                 : gpu_term(m, GPU_TOPO_PUT, exch, bw);
+    }
+    /* the exchange kernel; a bcast's root writing every peer is the chain's class */
+    return coll == GPU_COLL_BCAST ? gpu_term(m, GPU_TOPO_CHAIN, bytes, bw)
+                                  : gpu_term(m, GPU_TOPO_EXCHANGE, exch, bw);
+}
+
+/* The launched kernels' node step of a job across nodes. */
+static double gpu_launched(const gpu_topo_model_t *m, gpu_coll_t coll, double l, double bytes,
+                           double bw, const char **name)
 {
     switch (coll) {
     case GPU_COLL_ALLREDUCE:
-        if (1 == nnodes && bytes <= m->oneshot_max) {
-            *name = "one-shot";
-            return gpu_term(m, 0, (l - 1) * bytes, bw);
-        }
         *name = "two-shot";
-        return gpu_term(m, 1, 2 * (l - 1) / l * bytes, bw);
+        return gpu_term(m, GPU_TOPO_TWOSHOT, 2 * (l - 1) / l * bytes, bw);
     case GPU_COLL_BCAST:
         *name = l > 2 ? "chain" : "direct";
-        return gpu_term(m, 2, bytes, bw);
+        return gpu_term(m, GPU_TOPO_CHAIN, bytes, bw);
     default:
         *name = "exchange";
-        return gpu_term(m, 3, (l - 1) / l * bytes, bw);
+        return gpu_term(m, GPU_TOPO_EXCHANGE, (l - 1) / l * bytes, bw);
     }
 }
 
@@ -274,9 +297,9 @@ double gpu_topo_step_us(const gpu_topo_plan_t *p, const gpu_topo_model_t *m, gpu
     switch (step) {
     case GPU_TOPO_STEP_REDUCE_SCATTER:
     case GPU_TOPO_STEP_ALLGATHER:
-        return gpu_term(m, 3, (l - 1) / l * bytes, bw);
+        return gpu_term(m, GPU_TOPO_EXCHANGE, (l - 1) / l * bytes, bw);
     default:
-        return gpu_term(m, 2, bytes, bw);
+        return gpu_term(m, GPU_TOPO_CHAIN, bytes, bw);
     }
 }
 
@@ -298,11 +321,8 @@ double gpu_topo_predict(const gpu_topo_node_t *node, const gpu_topo_plan_t *p,
     if (p->rail[0] >= 0 && node->nic[p->rail[0]].gbps > 0) {
         nic = node->nic[p->rail[0]].gbps;
     }
-    if (!gpu_resident(m, coll, p->nnodes, l, bytes, bw, &t)) {
-        t = gpu_launched(m, coll, p->nnodes, l, bytes, bw, &name);
-    } else {
-        name = "resident";
-    }
+    t = 1 == p->nnodes ? gpu_one_node(m, coll, l, bytes, bw, &name)
+                       : gpu_launched(m, coll, l, bytes, bw, &name);
     if (p->nnodes > 1) {
         /* per rail: each GPU's shard crosses the network; ring for
          * bandwidth, the double tree for latency, whichever is faster */
@@ -376,16 +396,19 @@ void gpu_topo_plan_print(const gpu_topo_node_t *n, const gpu_topo_plan_t *p,
  * (twelfth session, each size the median of 3 timed loops: resident kernel up to 2 MiB
  * per peer, 1 MiB reducing, 64 blocks).
  * Class 0, the launched one-shot, is no longer run at the defaults there: its constants are the fit of
- * the run before (coll_gpu_persist 0 behaves so). */
+ * the run before (coll_gpu_persist 0 behaves so).  The run predates the put path: the 2-GPU calls
+ * the choice now sends there took the exchange kernel then (copies and folds: class 3's constants)
+ * and the root writing its peer (a bcast: class 2's). */
 const gpu_topo_model_t gpu_topo_model_h200 = {
     .name = "2x H200 NV18 calibration",
     .nvlink_gbps = 20.6,
     .pcie_gbps = { 0.0, 50.0, 45.0, 40.0, 25.0 },
     .chan_gbps = 20.6,
-    .lat_us = { 17.08, 19.77, 14.07, 7.67 },
-    .eff = { 0.5285, 0.9776, 0.9972, 0.8875 },
-    .fill_us = { 6.75, 17.96, 2.77, 18.44 },
-    .fill_bytes = { 4988717.0, 49677574.0, 3386514.0, 2200748.0 },
+    .lat_us = { 17.08, 19.77, 14.07, 7.67, 7.67, 7.67, 14.07 },
+    .eff = { 0.5285, 0.9776, 0.9972, 0.8875, 0.8875, 0.8875, 0.9972 },
+    .fill_us = { 6.75, 17.96, 2.77, 18.44, 18.44, 18.44, 2.77 },
+    .fill_bytes = { 4988717.0, 49677574.0, 3386514.0, 2200748.0, 2200748.0, 2200748.0,
+                    3386514.0 },
     .oneshot_max = 262144.0,
     .res_lat_us = { 6.81, 6.04, 6.49, 6.80 },
     .res_eff = { 0.5034, 0.5947, 0.4358, 0.4452 },
@@ -396,6 +419,39 @@ const gpu_topo_model_t gpu_topo_model_h200 = {
     .net_lat_us = 5.0,
     .nic_gbps = 50.0,
 };
+
+/* Fitted by test/topo/calibrate_choice.py to docs/results/h100x4_2026-11-27_s14_sweep
+ * (4 ranks, each size the median of 3 timed loops, every point priced as the kernel
+ * gpucoll-topo's choice names for it; worst error over the measured sizes: two-shot
+ * 1.9%, chain 0.8%, put copies 1.4%, put fold 2.5%, put spread 3.9%; resident allreduce
+ * 9.1%, bcast 5.3%, copy exchange 9.8%, reduce exchange 10.2%).  The chain's constants
+ * come from 64 MiB-1 GiB alone.  The one-shot and the exchange kernel take no size at
+ * the 4-rank defaults: their constants are the 2x H200 fit's.  Same link rates as it. */
+const gpu_topo_model_t gpu_topo_model_h100x4 = {
+    .name = "4x H100 NV18 calibration",
+    .nvlink_gbps = 20.6,
+    .pcie_gbps = { 0.0, 50.0, 45.0, 40.0, 25.0 },
+    .chan_gbps = 20.6,
+    .lat_us = { 17.08, 25.54, 83.44, 7.67, 23.60, 30.06, 38.19 },
+    .eff = { 0.5285, 0.9869, 1.0635, 0.8875, 0.8138, 0.8760, 0.7545 },
+    .fill_us = { 6.75, 155.68, 311.33, 18.44, 4.99, 3.53, 2.15 },
+    .fill_bytes = { 4988717.0, 377014270.0, 411227118.0, 2200748.0, 607048.0, 1383616.0,
+                    28564.0 },
+    .oneshot_max = 262144.0,
+    .res_lat_us = { 8.72, 8.68, 8.21, 8.64 },
+    .res_eff = { 0.4298, 0.1667, 0.4261, 0.3897 },
+    .res_fill_us = { 4.88, 0.72, 2.78, 4.22 },
+    .res_fill_bytes = { 21864.0, 4196.0, 9767.0, 12897.0 },
+    .persist_max = 2097152.0,
+    .persist_reduce_max = 1048576.0,
+    .net_lat_us = 5.0,
+    .nic_gbps = 50.0,
+};
+
+const gpu_topo_model_t *gpu_topo_model_for(int nlocal)
+{
+    return nlocal >= 4 ? &gpu_topo_model_h100x4 : &gpu_topo_model_h200;
+}
 
 void gpu_topo_rail_name(const gpu_topo_node_t *n, const char *busid, char *name, size_t len)
 {

@@ -13,9 +13,10 @@
  *   - the rail map: each local GPU's nearest NIC (PIX, PHB, NODE, SYS),
  *     spreading GPUs over NICs of equal distance.
  *
- * The cost model prices a collective on a plan: per algorithm a latency
- * and a bandwidth term whose constants were fitted to the 2x H200 host
- * (docs/results, calibration in gpu_topo_model_h200).  Inter-node
+ * The cost model prices a collective on a plan: the kernel the engine
+ * takes for its size (topo/gpu_topo_choice.h), each with a latency and a
+ * bandwidth term whose constants were fitted to a measured sweep
+ * (gpu_topo_model_h200 on 2x H200, gpu_topo_model_h100x4 on 4x H100).  Inter-node
  * constants are NIC line rates and textbook latencies, not measured here.
  */
 #ifndef GPU_TOPO_PLAN_H
@@ -45,16 +46,32 @@ typedef struct {
     gpu_path_t rail_path[GPU_TOPO_MAX_GPUS];
 } gpu_topo_plan_t;
 
+/* The launched kernels' classes: one-shot allreduce, two-shot allreduce,
+ * a bcast's chain (or the root writing every peer), the exchange kernel,
+ * the put path's copies (allgather, alltoall), its fold (reduce_scatter)
+ * and its spread bcast. */
+enum {
+    GPU_TOPO_ONESHOT = 0,
+    GPU_TOPO_TWOSHOT,
+    GPU_TOPO_CHAIN,
+    GPU_TOPO_EXCHANGE,
+    GPU_TOPO_PUT,
+    GPU_TOPO_PUT_FOLD,
+    GPU_TOPO_PUT_SPREAD,
+    GPU_TOPO_NCLASSES
+};
+
 typedef struct {
     const char *name;
     double nvlink_gbps;      /* effective per link and direction */
     double pcie_gbps[5];     /* by path: -, PIX, PHB, NODE, SYS (SYS without P2P: host bounce) */
     double chan_gbps;        /* what one channel moves */
-    /* intra-node algorithms: t = lat + bytes_on_wire / (bw * eff) + fill * (1 - exp(-b/w)) */
-    double lat_us[4];        /* one-shot allreduce, two-shot allreduce, bcast/reduce, exchange */
-    double eff[4];
-    double fill_us[4];
-    double fill_bytes[4];
+    /* intra-node kernels (the choice's, topo/gpu_topo_choice.h):
+     * t = lat + bytes_on_wire / (bw * eff) + fill * (1 - exp(-b/w)) */
+    double lat_us[GPU_TOPO_NCLASSES];
+    double eff[GPU_TOPO_NCLASSES];
+    double fill_us[GPU_TOPO_NCLASSES];
+    double fill_bytes[GPU_TOPO_NCLASSES];
     double oneshot_max;      /* allreduce switches algorithm here */
     /* the resident kernel (single node, a message per peer up to
      * persist_max, up to persist_reduce_max when it reduces; 0: none),
@@ -71,6 +88,10 @@ typedef struct {
 } gpu_topo_model_t;
 
 extern const gpu_topo_model_t gpu_topo_model_h200;
+extern const gpu_topo_model_t gpu_topo_model_h100x4;
+/* The calibration closest to a node of nlocal GPUs: 4x H100 from 4 GPUs
+ * (the 4-GPU crossovers and put path), 2x H200 below. */
+const gpu_topo_model_t *gpu_topo_model_for(int nlocal);
 
 typedef enum {
     GPU_COLL_ALLREDUCE = 0,

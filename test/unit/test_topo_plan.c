@@ -16,7 +16,7 @@
 
 #include "check.h"
 
-static const char *fixdir, *resdir;
+static const char *fixdir, *resdir, *resdir4;
 static gpu_topo_node_t node;
 static gpu_topo_plan_t plan;
 static const gpu_topo_model_t *M = &gpu_topo_model_h200;
@@ -103,23 +103,26 @@ static int is_spike(const double *t, int n, int i)
     return 0;
 }
 
-/* the model against docs/results/h200x2_2026-11-22_resident_kernel (same spike rule
- * as test/topo/calibrate.py) */
-static void test_model_vs_measured(void)
+/* a model against the sweep it was fitted to (same spike rule as
+ * test/topo/calibrate.py): 2x H200, docs/results/h200x2_2026-11-22_resident_kernel;
+ * 4x H100, docs/results/h100x4_2026-11-27_s14_sweep (calibrate_choice.py) */
+static void test_model_vs_measured(const char *fixture, int ngpus, const gpu_topo_model_t *model,
+                                   const char *dir, const char *suffix)
 {
     static const struct { gpu_coll_t c; const char *file; } colls[] = {
         { GPU_COLL_ALLREDUCE, "allreduce" }, { GPU_COLL_ALLGATHER, "allgather" },
         { GPU_COLL_REDUCE_SCATTER, "reduce_scatter" }, { GPU_COLL_BCAST, "bcast" },
     };
-    if (!load("h200x2.xml") || GPU_OK != gpu_topo_plan_build(&node, 1, 2, M, &plan)) {
+    if (!load(fixture) || GPU_OK != gpu_topo_plan_build(&node, 1, ngpus, model, &plan)) {
         return;
     }
+    CHECK(gpu_topo_model_for(ngpus) == model, "%d GPUs: not the %s", ngpus, model->name);
     for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); ++k) {
         char path[1024], line[512];
         double bytes[64], t[64], worst = 0, at = 0;
         int n = 0, spikes = 0;
         FILE *f;
-        snprintf(path, sizeof(path), "%s/bench_%s_h200x2.csv", resdir, colls[k].file);
+        snprintf(path, sizeof(path), "%s/bench_%s_%s.csv", dir, colls[k].file, suffix);
         f = fopen(path, "r");
         CHECK(NULL != f, "open %s", path);
         if (NULL == f) {
@@ -138,7 +141,7 @@ static void test_model_vs_measured(void)
                 ++spikes;
                 continue;
             }
-            pred = gpu_topo_predict(&node, &plan, M, colls[k].c, bytes[i], NULL, NULL);
+            pred = gpu_topo_predict(&node, &plan, model, colls[k].c, bytes[i], NULL, NULL);
             err = (pred - t[i]) / t[i];
             err = err < 0 ? -err : err;
             if (err > worst) {
@@ -146,8 +149,8 @@ static void test_model_vs_measured(void)
                 at = bytes[i];
             }
         }
-        printf("model vs measured %-15s %2d sizes, %d spikes left out, worst %.1f%% at %.0f B\n",
-               colls[k].file, n, spikes, 100 * worst, at);
+        printf("model vs measured, %d GPUs: %-15s %2d sizes, %d spikes left out, worst %.1f%% at "
+               "%.0f B\n", ngpus, colls[k].file, n, spikes, 100 * worst, at);
         CHECK(n >= 20 && spikes <= 3 && worst <= 0.15,
               "%s: predictions within 15%% of the measured times", colls[k].file);
     }
@@ -197,7 +200,7 @@ static void test_dgx(void)
 
 /* The model prices the kernel the engine runs: its resident range is the
  * component's automatic one for the shape (gpu_topo_choice.h), so on 4
- * GPUs a 2 MiB reduce_scatter (512 KiB a peer) is resident, 4 MiB is not,
+ * GPUs a 2 MiB reduce_scatter (512 KiB a peer) is resident, 4 MiB the put fold,
  * and a 1 MiB allreduce is not. */
 static void test_model_follows_limits(void)
 {
@@ -206,13 +209,13 @@ static void test_model_follows_limits(void)
         return;
     }
     (void) gpu_topo_predict(&node, &plan, M, GPU_COLL_REDUCE_SCATTER, 2.0 * 1048576, NULL, &algo);
-    CHECK(0 == strcmp(algo, "resident"), "4 GPUs, reduce_scatter 2 MiB priced as %s", algo);
+    CHECK(0 == strcmp(algo, "persistent"), "4 GPUs, reduce_scatter 2 MiB priced as %s", algo);
     (void) gpu_topo_predict(&node, &plan, M, GPU_COLL_REDUCE_SCATTER, 4.0 * 1048576, NULL, &algo);
-    CHECK(0 != strcmp(algo, "resident"), "4 GPUs, reduce_scatter 4 MiB priced as %s", algo);
+    CHECK(0 == strcmp(algo, "put"), "4 GPUs, reduce_scatter 4 MiB priced as %s", algo);
     (void) gpu_topo_predict(&node, &plan, M, GPU_COLL_ALLREDUCE, 1048576, NULL, &algo);
     CHECK(0 == strcmp(algo, "two-shot"), "4 GPUs, allreduce 1 MiB priced as %s", algo);
     (void) gpu_topo_predict(&node, &plan, M, GPU_COLL_ALLREDUCE, 524288, NULL, &algo);
-    CHECK(0 == strcmp(algo, "resident"), "4 GPUs, allreduce 512 KiB priced as %s", algo);
+    CHECK(0 == strcmp(algo, "persistent"), "4 GPUs, allreduce 512 KiB priced as %s", algo);
 }
 
 static void test_pcie_two_sockets(void)
@@ -288,8 +291,10 @@ int main(int argc, char **argv)
 {
     fixdir = argc > 1 ? argv[1] : "test/topo/fixtures";
     resdir = argc > 2 ? argv[2] : "docs/results/h200x2_2026-11-22_resident_kernel";
+    resdir4 = argc > 3 ? argv[3] : "docs/results/h100x4_2026-11-27_s14_sweep";
     test_h200x2();
-    test_model_vs_measured();
+    test_model_vs_measured("h200x2.xml", 2, &gpu_topo_model_h200, resdir, "h200x2");
+    test_model_vs_measured("dgx_h100.xml", 4, &gpu_topo_model_h100x4, resdir4, "4gpu");
     test_dgx();
     test_model_follows_limits();
     test_pcie_two_sockets();
