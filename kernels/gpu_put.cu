@@ -110,31 +110,6 @@ template <class R, class T> __global__ void __launch_bounds__(1024) k_put_fold(g
     put_done(a);
 }
 
-/* A spread bcast's landed flags count rounds: call c's round r (from 0)
- * raises them to (c - 1) * GPU_PUT_SPREAD_ROUNDS + r + 1, so the values grow
- * across calls whatever the rounds of each. */
-__device__ __forceinline__ unsigned long long spread_mark(const gpu_put_args_t &a, int r)
-{
-    return (a.call - 1) * GPU_PUT_SPREAD_ROUNDS + (unsigned long long) r + 1;
-}
-
-/* Rounds of the push spread: a block's share of a piece in slices of at
- * least GPU_PUT_SPREAD_MIN_SLICE, so the owners forward slice r while the
- * root writes slice r + 1 (the same on every rank: len and grid are). */
-__device__ __forceinline__ int spread_rounds(size_t share)
-{
-    const size_t r = share / GPU_PUT_SPREAD_MIN_SLICE;
-    return r < 1 ? 1 : r > GPU_PUT_SPREAD_ROUNDS ? GPU_PUT_SPREAD_ROUNDS : (int) r;
-}
-
-/* Slice r of rounds of a block's share n (16-byte multiples): offset, length */
-__device__ __forceinline__ void spread_slice(size_t n, int rounds, int r, size_t *so, size_t *sn)
-{
-    const size_t per = up16((n + rounds - 1) / rounds);
-    *so = (size_t) r * per;
-    *sn = *so < n ? (n - *so < per ? n - *so : per) : 0;
-}
-
 /* Rank q's piece of a spread bcast */
 __device__ __forceinline__ void spread_piece(const gpu_put_args_t &a, int q, size_t *off,
                                              size_t *len)
@@ -158,8 +133,7 @@ __global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
             __threadfence_system();
             for (int q = 0; q < a.nranks; ++q) {
                 if (q != a.rank && q != a.root) {
-                    st_release_sys(put_landed(a.flags[q], a.rank, blockIdx.x),
-                                   spread_mark(a, GPU_PUT_SPREAD_ROUNDS - 1));
+                    st_release_sys(put_landed(a.flags[q], a.rank, blockIdx.x), a.call);
                 }
             }
         }
@@ -174,9 +148,8 @@ __global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
                 continue;
             }
             if (0 == threadIdx.x) {
-                ok = wait_geq(put_landed(a.flags[a.rank], q, blockIdx.x),
-                              spread_mark(a, GPU_PUT_SPREAD_ROUNDS - 1), a.timeout_ns, a.err, q,
-                              GPU_STAGE_PUT);
+                ok = wait_geq(put_landed(a.flags[a.rank], q, blockIdx.x), a.call, a.timeout_ns,
+                              a.err, q, GPU_STAGE_PUT);
             }
             __syncthreads();
             if (!ok) {
@@ -189,50 +162,32 @@ __global__ void __launch_bounds__(1024) k_put_spread(gpu_put_args_t a)
     put_done(a);
 }
 
-/* The spread by writes (gpu_put.h), in rounds: the root's block b writes
- * slice r of its share of every piece (starting on a different piece per
- * block, so every owner's first slices land at once) and raises the
- * owner's landed flag to round r; the owner's block b forwards slice r as
- * soon as it landed, while the root writes slice r + 1. */
+/* The spread by writes (gpu_put.h): the root's blocks start on different
+ * pieces, so every owner's first shares land at once. */
 __global__ void __launch_bounds__(1024) k_put_spread_push(gpu_put_args_t a)
 {
     __shared__ int ok;
     const char *mine = a.from[a.rank];
-    size_t off, len, o, n, so, sn;
-    /* every piece has the length of the first but the last (shorter): the
-     * first's share sets the rounds on every rank */
-    spread_piece(a, a.root == 0 ? 1 : 0, &off, &len);
-    block_share(len, &o, &n);
-    const int rounds = spread_rounds(n);
+    size_t off, len, o, n;
     if (a.rank == a.root) {
-        for (int r = 0; r < rounds; ++r) {
-            for (int k = 0; k < a.nranks - 1; ++k) {
-                const int i = (int) ((blockIdx.x + k) % (unsigned) (a.nranks - 1));
-                const int q = i < a.root ? i : i + 1;
-                spread_piece(a, q, &off, &len);
-                block_share(len, &o, &n);
-                spread_slice(n, rounds, r, &so, &sn);
-                if (sn > 0) {
-                    block_copy(const_cast<char *>(a.from[q]) + off + o + so, mine + off + o + so,
-                               sn);
-                }
-                __syncthreads();
-                if (0 == threadIdx.x) {
-                    __threadfence_system();
-                    st_release_sys(put_landed(a.flags[q], a.root, blockIdx.x), spread_mark(a, r));
-                }
+        for (int k = 0; k < a.nranks - 1; ++k) {
+            const int i = (int) ((blockIdx.x + k) % (unsigned) (a.nranks - 1));
+            const int q = i < a.root ? i : i + 1;
+            spread_piece(a, q, &off, &len);
+            block_share(len, &o, &n);
+            block_copy(const_cast<char *>(a.from[q]) + off + o, mine + off + o, n);
+            __syncthreads();
+            if (0 == threadIdx.x) {
+                __threadfence_system();
+                st_release_sys(put_landed(a.flags[q], a.root, blockIdx.x), a.call);
             }
         }
     } else {
         spread_piece(a, a.rank, &off, &len);
         block_share(len, &o, &n);
-        for (int r = 0; r < rounds && n > 0; ++r) {
-            spread_slice(n, rounds, r, &so, &sn);
-            if (0 == sn) {
-                break;
-            }
+        if (n > 0) {
             if (0 == threadIdx.x) {
-                ok = wait_geq(put_landed(a.flags[a.rank], a.root, blockIdx.x), spread_mark(a, r),
+                ok = wait_geq(put_landed(a.flags[a.rank], a.root, blockIdx.x), a.call,
                               a.timeout_ns, a.err, a.root, GPU_STAGE_PUT);
             }
             __syncthreads();
@@ -242,11 +197,9 @@ __global__ void __launch_bounds__(1024) k_put_spread_push(gpu_put_args_t a)
             for (int k = 1; k < a.nranks; ++k) {
                 const int q = (a.rank + k) % a.nranks;
                 if (q != a.root) {
-                    block_copy(const_cast<char *>(a.from[q]) + off + o + so, mine + off + o + so,
-                               sn);
+                    block_copy(const_cast<char *>(a.from[q]) + off + o, mine + off + o, n);
                 }
             }
-            __syncthreads();
         }
     }
     put_done(a);

@@ -58,9 +58,6 @@ extern "C" {
 #define GPU_PUT_FLAG_SET ((size_t) GPU_MAX_PEERS * GPU_MAX_BLOCKS * 8)
 #define GPU_PUT_FLAGS_BYTES (2 * GPU_PUT_FLAG_SET + 64)
 #define GPU_PUT_SEGS (2 * GPU_MAX_PEERS + 1)
-/* The push spread's rounds per call, at most, and its smallest slice */
-#define GPU_PUT_SPREAD_ROUNDS 8
-#define GPU_PUT_SPREAD_MIN_SLICE ((size_t) 16 * 1024)
 
 typedef struct {
     const char *src;            /* this rank's bytes */
