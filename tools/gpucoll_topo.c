@@ -210,7 +210,7 @@ int main(int argc, char **argv)
     }
     /* one node: the calibration nearest its GPU count; across nodes the
      * node steps keep the 2x H200 fit the hierarchy's prices were checked with */
-    const gpu_topo_model_t *model = 1 == nnodes ? gpu_topo_model_for(nlocal) : &gpu_topo_model_h200;
+    const gpu_topo_model_t *model = 1 == nnodes ? gpu_topo_model_for(&plan) : &gpu_topo_model_h200;
     printf("plan: %d node(s) x %d GPU(s)%s, model %s\n", nnodes, nlocal,
            o.hm.even ? "" : " (the last node fewer)", model->name);
     gpu_topo_plan_print(&node, &plan, print_line, NULL);

@@ -49,9 +49,9 @@ static void gpucoll_range(const gpu_topo_node_t *node, const gpu_topo_plan_t *pl
     gpucoll_size(hi, b, sizeof(b));
     if (mc >= 0) {
         snprintf(t, sizeof(t), "  (model %.1f-%.1f us)",
-                 gpu_topo_predict(node, plan, gpu_topo_model_for(plan->nlocal), (gpu_coll_t) mc,
+                 gpu_topo_predict(node, plan, gpu_topo_model_for(plan), (gpu_coll_t) mc,
                                   lo, NULL, NULL),
-                 gpu_topo_predict(node, plan, gpu_topo_model_for(plan->nlocal), (gpu_coll_t) mc,
+                 gpu_topo_predict(node, plan, gpu_topo_model_for(plan), (gpu_coll_t) mc,
                                   hi, NULL, NULL));
     }
     printf("    %8s - %-8s %-17s %-6s %3d blocks%s\n", a, b, c->label, c->proto, c->nblocks, t);
@@ -71,6 +71,10 @@ void gpucoll_topo_choice_print(const gpu_topo_node_t *node, const gpu_topo_plan_
            "ranks: the resident kernel to %s a pair, reducing to %s; the put path from %s a "
            "pair, a reduction's fold in %d blocks):\n", nranks, nranks, rmax, rred, pmin,
            l.put_fold_nblocks);
+    if (GPU_PATH_NVLINK != plan->ring_worst) {
+        printf("  (limits and model measured on NVLink hosts; this node's slowest hop is %s: "
+               "not measured here)\n", gpu_topo_path_name(plan->ring_worst));
+    }
     for (int k = 0; k < GPU_CHOICE_NCOLLS; ++k) {
         gpu_topo_choice_t cur, c;
         double lo = minb, prev = minb;

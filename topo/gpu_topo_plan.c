@@ -448,9 +448,10 @@ const gpu_topo_model_t gpu_topo_model_h100x4 = {
     .nic_gbps = 50.0,
 };
 
-const gpu_topo_model_t *gpu_topo_model_for(int nlocal)
+const gpu_topo_model_t *gpu_topo_model_for(const gpu_topo_plan_t *p)
 {
-    return nlocal >= 4 ? &gpu_topo_model_h100x4 : &gpu_topo_model_h200;
+    return p->nlocal >= 4 && GPU_PATH_NVLINK == p->ring_worst ? &gpu_topo_model_h100x4
+                                                               : &gpu_topo_model_h200;
 }
 
 void gpu_topo_rail_name(const gpu_topo_node_t *n, const char *busid, char *name, size_t len)

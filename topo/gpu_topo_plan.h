@@ -89,9 +89,11 @@ typedef struct {
 
 extern const gpu_topo_model_t gpu_topo_model_h200;
 extern const gpu_topo_model_t gpu_topo_model_h100x4;
-/* The calibration closest to a node of nlocal GPUs: 4x H100 from 4 GPUs
- * (the 4-GPU crossovers and put path), 2x H200 below. */
-const gpu_topo_model_t *gpu_topo_model_for(int nlocal);
+/* The calibration closest to a plan's node: 4x H100 from 4 GPUs joined by
+ * NVLink (the 4-GPU crossovers and put path), 2x H200 otherwise.  Both are
+ * NVLink hosts: on PCIe the times scale with the plan's slowest hop, with
+ * constants never measured there (gpucoll-topo says so). */
+const gpu_topo_model_t *gpu_topo_model_for(const gpu_topo_plan_t *plan);
 
 typedef enum {
     GPU_COLL_ALLREDUCE = 0,

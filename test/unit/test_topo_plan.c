@@ -116,7 +116,7 @@ static void test_model_vs_measured(const char *fixture, int ngpus, const gpu_top
     if (!load(fixture) || GPU_OK != gpu_topo_plan_build(&node, 1, ngpus, model, &plan)) {
         return;
     }
-    CHECK(gpu_topo_model_for(ngpus) == model, "%d GPUs: not the %s", ngpus, model->name);
+    CHECK(gpu_topo_model_for(&plan) == model, "%d GPUs: not the %s", ngpus, model->name);
     for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); ++k) {
         char path[1024], line[512];
         double bytes[64], t[64], worst = 0, at = 0;
@@ -235,6 +235,9 @@ static void test_pcie_two_sockets(void)
     CHECK(GPU_PATH_SYS == plan.ring_worst && plan.ring_gbps < M->pcie_gbps[GPU_PATH_SYS],
           "PCIe: without P2P the slowest hop bounces through host memory (%.1f GB/s)", plan.ring_gbps);
     CHECK(1 == plan.nchannels, "PCIe: one channel (%d)", plan.nchannels);
+    /* 4 GPUs but no NVLink: not the 4x H100 NVLink calibration */
+    CHECK(gpu_topo_model_for(&plan) == &gpu_topo_model_h200, "PCIe: the model %s",
+          gpu_topo_model_for(&plan)->name);
 }
 
 static void test_two_gpus_one_nic_per_socket(void)
