@@ -365,6 +365,29 @@ if [ -z "${ONLY:-}" ] && [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 4
   fi
   rm -rf "$tf"
 fi
+# the plan gpucoll-topo prints is what runs (topo/gpu_topo_choice.h): every collective the
+# benchmark times, 8 B-256 MiB, one rank per GPU at 2 and (with 4 GPUs) 4 ranks, each call's
+# kernel in the timing file against `gpucoll-topo --terms` for the shape (test/topo/check_choice.py)
+if [ -z "${ONLY:-}" ] && command -v python3 > /dev/null; then
+  T=$(cd "$(dirname "$0")/.." && pwd)
+  ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  for np in 2 4; do
+    [ "$ng" -ge $np ] || continue
+    tf=$(mktemp -d)
+    for c in allreduce bcast reduce allgather reduce_scatter alltoall; do
+      CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((np - 1))) $MPIRUN --bind-to none -np $np -x CUDA_VISIBLE_DEVICES \
+        --mca coll_gpu_timing_file "$tf/$c" "$B/test/bench/gpucoll_bench" -c $c -b 8 -e 268435456 \
+        -n 2 -r 1 --no-nccl > /dev/null 2>&1
+    done
+    if out=$(python3 "$T/test/topo/check_choice.py" --topo "$B/tools/gpucoll-topo" \
+             --file "$T/test/topo/fixtures/dgx_h100.xml" --ranks $np "$tf"/*.jsonl 2>&1); then
+      pass=$((pass+1)); echo "PASS the choice per size gpucoll-topo prints is what $np ranks ran ($(echo "$out" | tail -1))"
+    else
+      fail=$((fail+1)); echo "FAIL the choice per size at $np ranks"; echo "$out" | tail -12
+    fi
+    rm -rf "$tf"
+  done
+fi
 # NVTX: every device collective is a range named after it, its size (the
 # largest piece a rank moves: 2 MiB of a 4 MiB allgather on 2 ranks, in the resident kernel; 4 MiB of an 8 MiB one, launched) and
 # its algorithm (a recorder
