@@ -13,34 +13,29 @@ for 4 GPUs).  The 2-GPU fit of the older run is test/topo/calibrate.py.
     calibrate_choice.py GPUCOLL_TOPO SWEEP_DIR [GPUS]     (GPUS: 4)
 """
 import csv
-import math
 import os
-import random
 import subprocess
 import sys
+
+from model_fit import fit, spike
 
 topo = sys.argv[1]
 d = sys.argv[2]
 L = int(sys.argv[3]) if len(sys.argv) > 3 else 4
 fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "dgx_h100.xml")
-NVLINK = 20.6
-B = 18 * NVLINK
-def spike(rows, i):
-    t = [r[1] for r in rows]; n = len(t)
-    def off(v, around):
-        return len(around) == 2 and all(abs(v - x) / x > 0.10 for x in around) and (v - around[0]) * (v - around[1]) > 0
-    if i == 0 and n > 1: return abs(t[0] - t[1]) / t[1] > 0.10
-    if 0 < i < n - 1 and off(t[i], [t[i - 1], t[i + 1]]): return True
-    for a in (i - 1, i):
-        if a >= 1 and a + 2 < n and off(t[a], [t[a - 1], t[a + 2]]) and off(t[a + 1], [t[a - 1], t[a + 2]]) and (t[a] - t[a - 1]) * (t[a + 1] - t[a - 1]) > 0:
-            return True
-    return False
+
+
 def load(coll):
     rows = [(int(r["bytes"]), float(r["time_us"])) for r in csv.DictReader(open(os.path.join(d, "bench_%s_%dgpu.csv" % (coll, L))))]
     return [r for i, r in enumerate(rows) if not spike(rows, i)]
+
+
 def labels(coll):
     out = subprocess.run([topo, "--file", fixture, "--gpus-per-node", str(L), "--terms", coll, "--min", "8", "--max", str(1<<30)], capture_output=True, text=True, check=True).stdout
     return {int(l.split()[0]): l.split()[2].split("|")[0] for l in out.splitlines() if not l.startswith("#")}
+
+
+# each label's class and the bytes on the busiest rank's links per nccl-tests byte
 WIRE = {"allreduce": {"persistent": ("res 0", L - 1), "two-shot": (1, 2 * (L - 1) / L), "one-shot": (0, L - 1)},
         "bcast": {"persistent": ("res 1", 1), "put": (6, 1), "chain": (2, 1), "exchange-copy": (2, 1)},
         "allgather": {"persistent": ("res 2", (L - 1) / L), "put": (4, (L - 1) / L), "exchange-copy": (3, (L - 1) / L)},
@@ -51,22 +46,8 @@ for coll, m in WIRE.items():
     for b, t in load(coll):
         k, f = m[lab[b]]
         pts.setdefault(k, []).append((b * f, t, coll, b))
-def model(p, wire):
-    lat, eff, fill, w = p
-    return lat + wire / (B * eff * 1e3) + fill * (1 - math.exp(-wire / w))
-def worst(p, ps): return max(abs(model(p, w) - t) / t for w, t, *_ in ps)
-def search(start, ps, eff_min):
-    random.seed(1); best, be = start, worst(start, ps)
-    for it in range(40000):
-        scale = 0.5 if it < 20000 else 0.1
-        cand = (max(1.0, best[0] * (1 + random.gauss(0, scale))), min(1.2, max(eff_min, best[1] * (1 + random.gauss(0, scale / 2)))),
-                max(0.0, best[2] * (1 + random.gauss(0, scale)) + random.gauss(0, 0.5)), max(1e3, best[3] * math.exp(random.gauss(0, scale * 2))))
-        e = worst(cand, ps)
-        if e < be: best, be = cand, e
-    return best, be
 for k in sorted(pts, key=str):
     ps = pts[k]
     eff_min = 0.02 if str(k).startswith("res") else 0.1
-    fits = [search(s0, ps, eff_min) for s0 in ((10.0, 0.9, 10.0, 1e6), (min(t for _, t, *_ in ps), 0.5, 2.0, 1e4))]
-    best, be = min(fits, key=lambda f: f[1])
+    best, be = fit(ps, eff_min)
     print("class %-5s lat %.2f eff %.4f fill %.2f fill_bytes %.0f worst %.1f%% over %d (%s)" % (k, best[0], best[1], best[2], best[3], 100 * be, len(ps), sorted(set(c for *_, c, b in ps))))
